@@ -1,0 +1,373 @@
+package lab
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"modernc.org/sqlite"
+)
+
+// Account is a row of the accounts table as a scenario seeds it.
+type Account struct {
+	ID      int64
+	Balance int64
+}
+
+// DB is one variant's database for one scenario: a temporary file with the
+// variant's schema, opened with the variant's DSN through the hooking
+// connector, and the variant's handler on top of it.
+type DB struct {
+	// Path is the database file.
+	Path string
+
+	run     *Run
+	sql     *sql.DB
+	proc    Processor
+	initial map[int64]int64 // balances as seeded
+
+	mu      sync.Mutex
+	steps   map[string]int // statements so far, per session
+	faults  []*Fault
+	sched   *scheduler
+	answers []Answer
+}
+
+// Open creates a fresh database for the run's variant, seeded with accounts
+// (account 1 with balance 0 when none are given). Setting it up is the lab's
+// job, not the variant's: a failure here stops the test.
+func (r *Run) Open(accounts ...Account) *DB {
+	r.tb.Helper()
+	if len(accounts) == 0 {
+		accounts = []Account{{ID: 1}}
+	}
+	r.dbs++
+	path := filepath.Join(r.tb.TempDir(), fmt.Sprintf("lab%d.db", r.dbs))
+	dsn := r.Variant.DSN(path)
+	if err := setup(dsn, r.Variant.Schema, accounts); err != nil {
+		r.tb.Fatalf("setting up %s for %s: %v", path, r.Variant.Name, err)
+	}
+	base, err := sqlite.NewConnector(dsn)
+	if err != nil {
+		r.tb.Fatalf("sqlite.NewConnector(%q): %v", dsn, err)
+	}
+	db := &DB{
+		Path:    path,
+		run:     r,
+		initial: map[int64]int64{},
+		steps:   map[string]int{},
+	}
+	for _, a := range accounts {
+		db.initial[a.ID] = a.Balance
+	}
+	db.sql = sql.OpenDB(&connector{base: base, hooks: db, begin: beginStatement(dsn)})
+	db.proc = r.Variant.New(db.sql)
+	r.open = append(r.open, db)
+	return db
+}
+
+// setup creates the schema and the accounts on a connection of its own, the
+// way a migration tool would before the service starts. Whatever that
+// connection's settings were, the handler's connections do not inherit them.
+func setup(dsn, schema string, accounts []Account) error {
+	c, err := sqlite.NewConnector(dsn)
+	if err != nil {
+		return err
+	}
+	db := sql.OpenDB(c)
+	defer db.Close()
+	if _, err := db.Exec(schema); err != nil {
+		return fmt.Errorf("schema: %w", err)
+	}
+	for _, a := range accounts {
+		if _, err := db.Exec(`INSERT INTO accounts (id, balance) VALUES (?, ?)`, a.ID, a.Balance); err != nil {
+			return fmt.Errorf("account %d: %w", a.ID, err)
+		}
+	}
+	return nil
+}
+
+// beginStatement tells what BEGIN the driver issues for dsn, from its
+// _txlock parameter, so that transcripts show the lock mode the variant chose.
+func beginStatement(dsn string) string {
+	_, query, _ := strings.Cut(dsn, "?")
+	values, _ := url.ParseQuery(query)
+	switch mode := strings.ToUpper(values.Get("_txlock")); mode {
+	case "IMMEDIATE", "EXCLUSIVE":
+		return "BEGIN " + mode
+	}
+	return "BEGIN"
+}
+
+// Close closes the database. Run.Close calls it after the invariants.
+func (db *DB) close() error { return db.sql.Close() }
+
+// Inject adds a fault for the statements that follow.
+func (db *DB) Inject(f Fault) *Fault {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	p := &f
+	db.faults = append(db.faults, p)
+	return p
+}
+
+// Lift removes every fault, spent or not.
+func (db *DB) Lift() {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.faults = nil
+}
+
+// before is called by the driver before each step of a session: it numbers
+// the step, parks it if the scheduler runs this session, and applies a fault
+// that matches it.
+func (db *DB) before(ctx context.Context, s *Stmt) error {
+	db.mu.Lock()
+	db.steps[s.Session]++
+	s.N = db.steps[s.Session]
+	sched := db.sched
+	db.mu.Unlock()
+
+	if sched != nil {
+		sched.park(s)
+	}
+
+	f := db.fault(Before, s)
+	if f == nil {
+		return nil
+	}
+	if f.Rewrite != nil {
+		was := s.Text()
+		f.Rewrite(s.Args)
+		db.run.Transcript.Note(s.Session, was, "<"+f.String()+">")
+		return nil
+	}
+	err := f.failure(s)
+	db.run.Transcript.Step(s, &StmtResult{Err: err, Rows: -1})
+	return err
+}
+
+// after is called by the driver after each step: it logs the step and applies
+// a fault that matches it.
+func (db *DB) after(ctx context.Context, s *Stmt, r *StmtResult) error {
+	db.run.Transcript.Step(s, r)
+	db.mu.Lock()
+	if db.sched != nil {
+		db.sched.finished(s.Session, r)
+	}
+	db.mu.Unlock()
+	f := db.fault(After, s)
+	if f == nil {
+		return nil
+	}
+	err := f.failure(s)
+	db.run.Transcript.Note(s.Session, "the handler is told", "error: "+err.Error())
+	return err
+}
+
+// fault finds the first fault matching s on side w and spends it if it is
+// one-shot.
+func (db *DB) fault(w When, s *Stmt) *Fault {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	for _, f := range db.faults {
+		if f.matches(w, s) {
+			f.spent = !f.Persistent
+			return f
+		}
+	}
+	return nil
+}
+
+// Deliver hands e to the variant's handler as a new session and returns its
+// answer. Around the call it checks what a single delivery must guarantee: a
+// failed attempt and a duplicate leave the database as it was; an applied or
+// duplicate answer is backed by the inbox row.
+func (db *DB) Deliver(e Event) Answer {
+	session := db.run.nextSession()
+	before := db.snapshot()
+	a := db.deliver(session, e)
+	after := db.snapshot()
+	if (a.Err != nil || a.Outcome == Duplicate) && !before.equal(after) {
+		db.run.Errorf("Process(%v) = %v, but the database changed: %s", e, a, before.diff(after))
+	}
+	return a
+}
+
+// deliver runs one delivery on a session and logs it.
+func (db *DB) deliver(session string, e Event) Answer {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// A cancellable context makes modernc wait for locks on a Go timer,
+	// which the synctest bubble sees as durably blocked (see scheduler.go).
+	ctx = WithSession(ctx, session)
+	db.run.Transcript.Note(session, "deliver "+e.String(), "")
+	o, err := db.proc.Process(ctx, e)
+	a := Answer{Session: session, Event: e, Outcome: o, Err: err}
+	if err != nil {
+		a.Outcome = 0
+	}
+	db.run.Transcript.Note(session, "answer", a.String())
+	db.mu.Lock()
+	db.answers = append(db.answers, a)
+	db.mu.Unlock()
+	return a
+}
+
+// HoldWriteLock takes the database's write lock on a connection of its own,
+// as another process would, and returns the function that releases it.
+func (db *DB) HoldWriteLock() (release func()) {
+	db.run.tb.Helper()
+	ctx := context.Background()
+	c, err := db.sql.Conn(ctx)
+	if err != nil {
+		db.run.tb.Fatalf("HoldWriteLock: %v", err)
+	}
+	if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		db.run.tb.Fatalf("HoldWriteLock: BEGIN IMMEDIATE: %v", err)
+	}
+	db.run.Transcript.Note("other", "BEGIN IMMEDIATE", "holds the write lock")
+	return func() {
+		if _, err := c.ExecContext(ctx, "ROLLBACK"); err != nil {
+			db.run.tb.Fatalf("HoldWriteLock release: %v", err)
+		}
+		c.Close()
+		db.run.Transcript.Note("other", "ROLLBACK", "releases the write lock")
+	}
+}
+
+// Answer is what the handler said to one delivery.
+type Answer struct {
+	Session string
+	Event   Event
+	Outcome Outcome // zero when Err is set
+	Err     error
+}
+
+// String renders the answer: "applied", "duplicate", or the error with its
+// kind, e.g. "error (busy): busy, retry later: database is locked (5)".
+func (a Answer) String() string {
+	if a.Err != nil {
+		return "error (" + ErrorKind(a.Err) + "): " + a.Err.Error()
+	}
+	return a.Outcome.String()
+}
+
+// Count tallies answers: how many applied, how many duplicate, how many
+// errors.
+func Count(answers []Answer) (applied, duplicate, failed int) {
+	for _, a := range answers {
+		switch {
+		case a.Err != nil:
+			failed++
+		case a.Outcome == Applied:
+			applied++
+		case a.Outcome == Duplicate:
+			duplicate++
+		}
+	}
+	return applied, duplicate, failed
+}
+
+// Balance returns the balance of account id, or -1 if there is no such
+// account.
+func (db *DB) Balance(id int64) int64 {
+	s := db.snapshot()
+	if b, ok := s.balances[id]; ok {
+		return b
+	}
+	return -1
+}
+
+// InboxRows returns the number of rows in the inbox.
+func (db *DB) InboxRows() int { return len(db.snapshot().inbox) }
+
+// Set runs a statement outside any session, to arrange a scenario's state
+// (for example to put a balance near its cap).
+func (db *DB) Set(query string, args ...any) {
+	db.run.tb.Helper()
+	if _, err := db.sql.Exec(query, args...); err != nil {
+		db.run.tb.Fatalf("%s: %v", query, err)
+	}
+	if strings.HasPrefix(query, "UPDATE accounts") {
+		// The scenario moved a balance on purpose: it is the new baseline.
+		for id, b := range db.snapshot().balances {
+			db.initial[id] = b
+		}
+	}
+}
+
+// row is one inbox row.
+type row struct {
+	Key
+	AccountID, Amount int64
+}
+
+func (r row) String() string {
+	return fmt.Sprintf("%s account=%d amount=%d", r.Key, r.AccountID, r.Amount)
+}
+
+// snapshot is the whole content of the two tables, small enough to compare.
+type snapshot struct {
+	balances map[int64]int64
+	inbox    []row // sorted
+}
+
+func (db *DB) snapshot() snapshot {
+	s := snapshot{balances: map[int64]int64{}}
+	rows, err := db.sql.Query(`SELECT id, balance FROM accounts`)
+	if err != nil {
+		db.run.tb.Fatalf("reading accounts: %v", err)
+	}
+	for rows.Next() {
+		var id, b int64
+		if err := rows.Scan(&id, &b); err != nil {
+			db.run.tb.Fatalf("reading accounts: %v", err)
+		}
+		s.balances[id] = b
+	}
+	rows.Close()
+	rows, err = db.sql.Query(`SELECT source, event_id, account_id, amount FROM inbox`)
+	if err != nil {
+		db.run.tb.Fatalf("reading inbox: %v", err)
+	}
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.Source, &r.EventID, &r.AccountID, &r.Amount); err != nil {
+			db.run.tb.Fatalf("reading inbox: %v", err)
+		}
+		s.inbox = append(s.inbox, r)
+	}
+	rows.Close()
+	slices.SortFunc(s.inbox, func(a, b row) int { return strings.Compare(a.String(), b.String()) })
+	return s
+}
+
+func (s snapshot) equal(t snapshot) bool { return s.diff(t) == "" }
+
+// diff describes how t differs from s, or returns "".
+func (s snapshot) diff(t snapshot) string {
+	var parts []string
+	for id, b := range s.balances {
+		if t.balances[id] != b {
+			parts = append(parts, fmt.Sprintf("account %d balance %d -> %d", id, b, t.balances[id]))
+		}
+	}
+	slices.Sort(parts)
+	for _, r := range t.inbox {
+		if !slices.Contains(s.inbox, r) {
+			parts = append(parts, "inbox gained "+r.String())
+		}
+	}
+	for _, r := range s.inbox {
+		if !slices.Contains(t.inbox, r) {
+			parts = append(parts, "inbox lost "+r.String())
+		}
+	}
+	return strings.Join(parts, "; ")
+}

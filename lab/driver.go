@@ -1,0 +1,315 @@
+package lab
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// This file is the statement-hooking driver: a driver.Connector that wraps
+// modernc's and sees every BEGIN, statement, COMMIT and ROLLBACK a handler
+// issues. Around each one it calls the DB's before and after (see db.go),
+// which record the transcript, inject faults and park the session for the
+// scheduler. The variant code above it is unchanged production code: it only
+// ever sees database/sql.
+//
+// Only calls whose context carries a session (WithSession) are hooked; the
+// lab's own reads of the database pass straight through.
+
+// stepper is what the connector calls around each step of a session.
+type stepper interface {
+	before(ctx context.Context, s *Stmt) error
+	after(ctx context.Context, s *Stmt, r *StmtResult) error
+}
+
+// connector wraps a modernc connector so that every connection it makes is
+// hooked.
+type connector struct {
+	base  driver.Connector
+	hooks stepper
+	begin string // what BEGIN looks like on this DSN, for transcripts
+}
+
+// Connect implements driver.Connector.
+func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
+	base, err := c.base.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{base: base, c: c}, nil
+}
+
+// Driver implements driver.Connector.
+func (c *connector) Driver() driver.Driver { return c.base.Driver() }
+
+// conn is one hooked connection. It forwards every optional interface that
+// database/sql looks for, so that the pool behaves as it does unhooked.
+type conn struct {
+	base driver.Conn
+	c    *connector
+	inTx bool // between a successful BEGIN and its COMMIT or ROLLBACK
+}
+
+var (
+	_ driver.ConnBeginTx        = (*conn)(nil)
+	_ driver.ConnPrepareContext = (*conn)(nil)
+	_ driver.ExecerContext      = (*conn)(nil)
+	_ driver.QueryerContext     = (*conn)(nil)
+	_ driver.Pinger             = (*conn)(nil)
+	_ driver.SessionResetter    = (*conn)(nil)
+	_ driver.Validator          = (*conn)(nil)
+	_ driver.NamedValueChecker  = (*conn)(nil)
+)
+
+// Unwrap returns the modernc connection, for code that needs its extensions.
+func (c *conn) Unwrap() driver.Conn { return c.base }
+
+func (c *conn) Prepare(query string) (driver.Stmt, error) {
+	return c.PrepareContext(context.Background(), query)
+}
+
+func (c *conn) Close() error { return c.base.Close() }
+
+func (c *conn) Begin() (driver.Tx, error) {
+	return c.BeginTx(context.Background(), driver.TxOptions{})
+}
+
+func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	s := newStmt(ctx, OpBegin, c.c.begin, nil)
+	if s == nil {
+		return c.base.(driver.ConnBeginTx).BeginTx(ctx, opts)
+	}
+	if opts.ReadOnly {
+		s.SQL = "BEGIN" // modernc ignores _txlock for read-only transactions
+	}
+	if err := c.c.hooks.before(ctx, s); err != nil {
+		return nil, err
+	}
+	tx, err := c.base.(driver.ConnBeginTx).BeginTx(ctx, opts)
+	if err := c.c.hooks.after(ctx, s, &StmtResult{Err: err, Rows: -1, InTx: err == nil}); err != nil {
+		if tx != nil {
+			tx.Rollback() // an injected failure after BEGIN must not leave it open
+		}
+		return nil, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.inTx = true
+	return &hookedTx{base: tx, ctx: ctx, c: c}, nil
+}
+
+func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	st, err := c.base.(driver.ConnPrepareContext).PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return &hookedStmt{base: st, query: query, c: c}, nil
+}
+
+func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	return c.exec(ctx, query, args, func(args []driver.NamedValue) (driver.Result, error) {
+		return c.base.(driver.ExecerContext).ExecContext(ctx, query, args)
+	})
+}
+
+func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	return c.query(ctx, query, args, func(args []driver.NamedValue) (driver.Rows, error) {
+		return c.base.(driver.QueryerContext).QueryContext(ctx, query, args)
+	})
+}
+
+func (c *conn) Ping(ctx context.Context) error { return c.base.(driver.Pinger).Ping(ctx) }
+
+func (c *conn) ResetSession(ctx context.Context) error {
+	return c.base.(driver.SessionResetter).ResetSession(ctx)
+}
+
+func (c *conn) IsValid() bool { return c.base.(driver.Validator).IsValid() }
+
+func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
+	if ch, ok := c.base.(driver.NamedValueChecker); ok {
+		return ch.CheckNamedValue(nv)
+	}
+	return driver.ErrSkip
+}
+
+// exec runs one hooked statement that returns a Result.
+func (c *conn) exec(ctx context.Context, query string, args []driver.NamedValue, run func([]driver.NamedValue) (driver.Result, error)) (driver.Result, error) {
+	s := newStmt(ctx, opOf(query), query, args)
+	if s == nil {
+		return run(args)
+	}
+	if err := c.c.hooks.before(ctx, s); err != nil {
+		return nil, err
+	}
+	res, err := run(s.Args)
+	r := &StmtResult{Err: err, Rows: -1, InTx: c.inTx}
+	if err == nil {
+		r.RowsAffected, _ = res.RowsAffected()
+	}
+	if err := c.c.hooks.after(ctx, s, r); err != nil {
+		return nil, err
+	}
+	return res, err
+}
+
+// query runs one hooked statement that returns rows. The rows are wrapped so
+// that the transcript can show what the statement found once they are read.
+func (c *conn) query(ctx context.Context, query string, args []driver.NamedValue, run func([]driver.NamedValue) (driver.Rows, error)) (driver.Rows, error) {
+	s := newStmt(ctx, opOf(query), query, args)
+	if s == nil {
+		return run(args)
+	}
+	if err := c.c.hooks.before(ctx, s); err != nil {
+		return nil, err
+	}
+	rows, err := run(s.Args)
+	r := &StmtResult{Err: err, InTx: c.inTx}
+	if err := c.c.hooks.after(ctx, s, r); err != nil {
+		if rows != nil {
+			rows.Close()
+		}
+		return nil, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &hookedRows{base: rows, r: r}, nil
+}
+
+// hookedTx sees COMMIT and ROLLBACK. database/sql gives Commit and Rollback no
+// context, so the one given to BeginTx names the session.
+type hookedTx struct {
+	base driver.Tx
+	ctx  context.Context
+	c    *conn
+}
+
+// Commit runs the hooks around COMMIT. A failure injected before it rolls the
+// transaction back for real, as a failed COMMIT does: the handler must be
+// able to trust that an error from Commit left nothing behind.
+func (t *hookedTx) Commit() error {
+	t.c.inTx = false
+	s := newStmt(t.ctx, OpCommit, "COMMIT", nil)
+	if s == nil {
+		return t.base.Commit()
+	}
+	if err := t.c.c.hooks.before(t.ctx, s); err != nil {
+		t.base.Rollback()
+		return err
+	}
+	err := t.base.Commit()
+	return t.c.c.finish(t.ctx, s, err)
+}
+
+// Rollback runs the hooks around ROLLBACK. The rollback itself always runs,
+// even when a failure is injected before it: a connection must never go back
+// to the pool inside a transaction.
+func (t *hookedTx) Rollback() error {
+	t.c.inTx = false
+	s := newStmt(t.ctx, OpRollback, "ROLLBACK", nil)
+	if s == nil {
+		return t.base.Rollback()
+	}
+	injected := t.c.c.hooks.before(t.ctx, s)
+	err := t.base.Rollback()
+	if err := t.c.c.finish(t.ctx, s, err); err != nil {
+		return err
+	}
+	return injected
+}
+
+// finish calls the after hook for a statement that ends a transaction.
+func (c *connector) finish(ctx context.Context, s *Stmt, err error) error {
+	if hookErr := c.hooks.after(ctx, s, &StmtResult{Err: err, Rows: -1}); hookErr != nil {
+		return hookErr
+	}
+	return err
+}
+
+// hookedStmt is a prepared statement whose executions are hooked like direct
+// ones.
+type hookedStmt struct {
+	base  driver.Stmt
+	query string
+	c     *conn
+}
+
+func (s *hookedStmt) Close() error  { return s.base.Close() }
+func (s *hookedStmt) NumInput() int { return s.base.NumInput() }
+
+func (s *hookedStmt) Exec(args []driver.Value) (driver.Result, error) {
+	return nil, errors.New("lab: Stmt.Exec without a context is not supported")
+}
+
+func (s *hookedStmt) Query(args []driver.Value) (driver.Rows, error) {
+	return nil, errors.New("lab: Stmt.Query without a context is not supported")
+}
+
+func (s *hookedStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	return s.c.exec(ctx, s.query, args, func(args []driver.NamedValue) (driver.Result, error) {
+		return s.base.(driver.StmtExecContext).ExecContext(ctx, args)
+	})
+}
+
+func (s *hookedStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	return s.c.query(ctx, s.query, args, func(args []driver.NamedValue) (driver.Rows, error) {
+		return s.base.(driver.StmtQueryContext).QueryContext(ctx, args)
+	})
+}
+
+// hookedRows remembers what a SELECT returned, for the transcript.
+type hookedRows struct {
+	base driver.Rows
+	r    *StmtResult
+	seen int
+}
+
+func (r *hookedRows) Columns() []string { return r.base.Columns() }
+
+func (r *hookedRows) Close() error {
+	r.r.Rows = r.seen
+	return r.base.Close()
+}
+
+func (r *hookedRows) Next(dest []driver.Value) error {
+	err := r.base.Next(dest)
+	if err == nil {
+		r.seen++
+		if r.seen == 1 {
+			r.r.First = append([]driver.Value(nil), dest...)
+		}
+	}
+	return err
+}
+
+// describe renders a statement's result the way a transcript shows it.
+func (r *StmtResult) describe(op Op) string {
+	switch {
+	case r.Err != nil:
+		return "error: " + r.Err.Error()
+	case r.Rows == 0:
+		return "no row"
+	case r.Rows == 1:
+		return "(" + joinValues(r.First) + ")"
+	case r.Rows > 1:
+		return fmt.Sprintf("%d rows, first (%s)", r.Rows, joinValues(r.First))
+	case op == OpInsert || op == OpUpdate || op == OpDelete:
+		if r.RowsAffected == 1 {
+			return "1 row"
+		}
+		return fmt.Sprintf("%d rows", r.RowsAffected)
+	}
+	return "ok"
+}
+
+func joinValues(vs []driver.Value) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = literal(v)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,137 @@
+package lab
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// Run is one scenario run against one variant. A scenario body receives it,
+// opens databases, delivers events, and reports what it found with Errorf;
+// the harness decides what a failure means (a lesson for a naive variant, a
+// broken build for the correct one).
+type Run struct {
+	// Variant is the implementation under test.
+	Variant Variant
+	// Transcript logs every step of every session, and every failure.
+	Transcript Transcript
+
+	tb       testing.TB
+	failures []string
+	notes    []string
+	sessions int
+	dbs      int
+	open     []*DB
+}
+
+// NewRun starts a run of v. tb provides temporary directories and stops the
+// test on a failure of the lab itself (never on a failure of the variant).
+func NewRun(tb testing.TB, v Variant) *Run {
+	return &Run{Variant: v, tb: tb}
+}
+
+// Errorf records that the variant broke a guarantee. The message follows the
+// Go convention "Func(input) = got, want want" where it can.
+func (r *Run) Errorf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	r.failures = append(r.failures, msg)
+	r.Transcript.Note("", "FAIL: "+msg, "")
+}
+
+// Notef records a piece of evidence for a run that passes, such as the
+// final balance: the matrix footnotes show it.
+func (r *Run) Notef(format string, args ...any) {
+	r.notes = append(r.notes, fmt.Sprintf(format, args...))
+}
+
+// Failed reports whether any guarantee was broken.
+func (r *Run) Failed() bool { return len(r.failures) > 0 }
+
+// Failures returns every broken guarantee, in the order found.
+func (r *Run) Failures() []string { return r.failures }
+
+// Detail is the one-line evidence for the matrix: the first failure, or the
+// notes of a run that passed.
+func (r *Run) Detail() string {
+	if len(r.failures) > 0 {
+		return r.failures[0]
+	}
+	return strings.Join(r.notes, "; ")
+}
+
+// nextSession names the next session: A, B, …, Z, AA, AB, …
+func (r *Run) nextSession() string {
+	n := r.sessions
+	r.sessions++
+	name := ""
+	for {
+		name = string(rune('A'+n%26)) + name
+		n = n/26 - 1
+		if n < 0 {
+			return name
+		}
+	}
+}
+
+// Close checks the invariants of every database the run opened and closes
+// them. The harness calls it after the scenario body.
+func (r *Run) Close() {
+	for _, db := range r.open {
+		db.Check()
+		if err := db.close(); err != nil {
+			r.tb.Errorf("closing %s: %v", db.Path, err)
+		}
+	}
+	r.open = nil
+}
+
+// WantOutcome reports a failure unless a is the successful outcome want.
+func (r *Run) WantOutcome(a Answer, want Outcome) bool {
+	if a.Err != nil || a.Outcome != want {
+		r.Errorf("%s: Process(%v) = %v, want %v", a.Session, a.Event, a, want)
+		return false
+	}
+	return true
+}
+
+// WantError reports a failure unless a is an error of the given kind
+// (checked with errors.Is).
+func (r *Run) WantError(a Answer, kind error) bool {
+	if !errors.Is(a.Err, kind) {
+		r.Errorf("%s: Process(%v) = %v, want an error of kind %q", a.Session, a.Event, a, kind)
+		return false
+	}
+	return true
+}
+
+// WantBalance reports a failure unless account id has balance want.
+func (r *Run) WantBalance(db *DB, id, want int64) {
+	if got := db.Balance(id); got != want {
+		r.Errorf("balance of account %d = %d, want %d", id, got, want)
+	}
+}
+
+// WantInbox reports a failure unless the inbox holds want rows.
+func (r *Run) WantInbox(db *DB, want int) {
+	if got := db.InboxRows(); got != want {
+		r.Errorf("inbox rows = %d, want %d", got, want)
+	}
+}
+
+// WantCounts reports a failure unless the answers hold exactly that many
+// applied, duplicate and failed deliveries.
+func (r *Run) WantCounts(answers []Answer, applied, duplicate, failed int) {
+	a, d, f := Count(answers)
+	if a != applied || d != duplicate || f != failed {
+		msg := ""
+		for _, x := range answers {
+			if x.Err != nil {
+				msg = " (first error: " + x.Session + ": " + x.String() + ")"
+				break
+			}
+		}
+		r.Errorf("%d deliveries = %d applied, %d duplicate, %d errors, want %d, %d, %d%s",
+			len(answers), a, d, f, applied, duplicate, failed, msg)
+	}
+}

@@ -1,0 +1,254 @@
+package lab
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing/synctest"
+	"time"
+)
+
+// The scheduler runs several deliveries at once and decides, one statement
+// at a time, which of them goes next. It is what makes a race a schedule
+// instead of luck.
+//
+// Every delivery runs on its own goroutine as a session. The hooking driver
+// parks a session before each of its statements (BEGIN, SQL, COMMIT,
+// ROLLBACK) until the scheduler releases it. After a release the scheduler
+// calls synctest.Wait, which returns once every other goroutine of the bubble
+// is durably blocked. By then the released session has either parked before
+// its next statement, finished, or is waiting for the write lock that another
+// session holds: there is nothing else it can be blocked on. That is how
+// <waiting> is detected exactly, with no sleep and no grace period.
+//
+// A waiting session sits in SQLite's busy handler, which modernc implements
+// with a Go timer whenever the call's context can be cancelled (deliver gives
+// every delivery such a context). Inside a synctest bubble that timer runs on
+// the bubble's fake clock, which moves only when the scheduler lets it (see
+// advance). So after a step that may have released the lock — a COMMIT, a
+// ROLLBACK, a statement outside a transaction — the scheduler moves the fake
+// clock forward a millisecond at a time until a waiter has taken the lock, or
+// until every waiter has retried and failed. Nothing real is waited for.
+//
+// Each release happens at its own instant of the fake clock, so waiters that
+// started waiting at different steps retry at different instants, and the
+// one that gets the lock is decided by the schedule, never by the Go runtime.
+// Scheduled runs must therefore happen inside a synctest bubble; the scenario
+// harness runs every scenario in one.
+
+// maxBusyPoll is the longest SQLite's busy handler sleeps between two tries
+// of a lock (the last entry of its retry schedule). After that much fake time
+// every waiting session has tried the lock at least once.
+const maxBusyPoll = 100 * time.Millisecond
+
+// session is one goroutine of a scheduled run.
+type session struct {
+	name     string
+	release  chan struct{}
+	parkedAt *Stmt // the statement it waits to run; nil while it runs
+	waiting  bool  // released, but blocked on the write lock
+	inTx     bool  // inside a transaction after its last finished statement
+	done     bool
+}
+
+type scheduler struct {
+	db       *DB
+	mu       sync.Mutex
+	sessions []*session
+	trace    []string // the steps released so far: "A1", "B1", …
+}
+
+// park blocks the session of s until the scheduler releases it. Statements
+// of sessions the scheduler does not run pass straight through.
+func (sc *scheduler) park(s *Stmt) {
+	sess := sc.find(s.Session)
+	if sess == nil {
+		return
+	}
+	sc.mu.Lock()
+	sess.parkedAt = s
+	sc.mu.Unlock()
+	<-sess.release
+}
+
+// finished records the transaction state after a statement of a session.
+func (sc *scheduler) finished(name string, r *StmtResult) {
+	if sess := sc.find(name); sess != nil {
+		sc.mu.Lock()
+		sess.inTx = r.InTx
+		sc.mu.Unlock()
+	}
+}
+
+func (sc *scheduler) find(name string) *session {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for _, s := range sc.sessions {
+		if s.name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// Concurrently runs each list of events on a session of its own (A, B, …;
+// a session delivers its events one after the other), all sessions at once,
+// and steps them round robin: every session that can run takes one
+// statement, then the next session does. So every delivery takes its first
+// statement before any takes its second, and a session waiting for the lock
+// counts as having taken its turn. It returns the answers in the order they
+// were given. It must be called inside a synctest bubble.
+func (db *DB) Concurrently(sessions ...[]Event) []Answer {
+	sc := &scheduler{db: db}
+	db.mu.Lock()
+	db.sched = sc
+	first := len(db.answers)
+	db.mu.Unlock()
+	defer func() {
+		db.mu.Lock()
+		db.sched = nil
+		db.mu.Unlock()
+	}()
+
+	for _, events := range sessions {
+		s := &session{name: db.run.nextSession(), release: make(chan struct{}, 1)}
+		sc.mu.Lock()
+		sc.sessions = append(sc.sessions, s)
+		sc.mu.Unlock()
+		go func() {
+			for _, e := range events {
+				db.deliver(s.name, e)
+			}
+			sc.mu.Lock()
+			s.done = true
+			sc.mu.Unlock()
+		}()
+		// Let it reach its first statement before the next one starts, so
+		// that even the "deliver" lines of the transcript are in a fixed
+		// order.
+		synctest.Wait()
+	}
+	sc.roundRobin()
+	db.run.Transcript.Note("", "schedule: "+strings.Join(sc.trace, " "), "")
+
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	return append([]Answer(nil), db.answers[first:]...)
+}
+
+// roundRobin steps the sessions in turn until all are done.
+func (sc *scheduler) roundRobin() {
+	next := 0
+	for {
+		s, i := sc.pick(next)
+		if s == nil {
+			if !sc.anyWaiting() {
+				return
+			}
+			sc.settle(true) // only waiters are left: one of them must get the lock
+			continue
+		}
+		next = i + 1
+		sc.step(s)
+	}
+}
+
+// pick returns the first parked session at or after index from, cyclically.
+func (sc *scheduler) pick(from int) (*session, int) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	n := len(sc.sessions)
+	for k := range n {
+		i := (from + k) % n
+		if s := sc.sessions[i]; s.parkedAt != nil {
+			return s, i
+		}
+	}
+	return nil, -1
+}
+
+func (sc *scheduler) anyWaiting() bool {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for _, s := range sc.sessions {
+		if s.waiting {
+			return true
+		}
+	}
+	return false
+}
+
+// step releases one parked session for one statement and waits until the
+// bubble is quiet again.
+func (sc *scheduler) step(s *session) {
+	advance(time.Microsecond) // each release at an instant of its own
+	sc.mu.Lock()
+	st := s.parkedAt
+	s.parkedAt = nil
+	sc.trace = append(sc.trace, fmt.Sprintf("%s%d", s.name, st.N))
+	sc.mu.Unlock()
+
+	s.release <- struct{}{}
+	synctest.Wait()
+
+	sc.mu.Lock()
+	s.waiting = s.parkedAt == nil && !s.done
+	freed := !s.waiting && !s.inTx
+	sc.mu.Unlock()
+	if s.waiting {
+		sc.db.run.Transcript.Note(s.name, st.Text(), "<waiting>")
+	}
+	if freed {
+		sc.settle(false)
+	}
+}
+
+// settle moves the fake clock so that sessions waiting for the write lock
+// try it again. It returns once a waiter has taken the lock and holds it, or
+// when every waiter has tried and failed (unless untilProgress, used when
+// nothing but waiters is left: then one of them must get the lock, or run
+// out of its busy timeout and fail, which is progress too).
+func (sc *scheduler) settle(untilProgress bool) {
+	var quiet time.Duration
+	for sc.anyWaiting() {
+		advance(time.Millisecond)
+		progressed, holds := sc.resumed()
+		switch {
+		case holds:
+			return
+		case progressed:
+			quiet = 0
+		default:
+			quiet += time.Millisecond
+			if !untilProgress && quiet > maxBusyPoll {
+				return
+			}
+		}
+	}
+}
+
+// resumed finds waiting sessions that got past their wait: they parked
+// before their next statement or finished. holds reports whether one of them
+// is inside a transaction now, and so may hold the lock.
+func (sc *scheduler) resumed() (progressed, holds bool) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for _, s := range sc.sessions {
+		if s.waiting && (s.parkedAt != nil || s.done) {
+			s.waiting = false
+			progressed = true
+			holds = holds || s.inTx
+		}
+	}
+	return progressed, holds
+}
+
+// advance moves the bubble's fake clock forward by d and waits until every
+// goroutine that woke up is blocked again. Inside a synctest bubble
+// time.Sleep does not wait for real time: the clock jumps to the next timer
+// as soon as every goroutine is blocked, so this is a deterministic step of
+// the simulation, not a delay.
+func advance(d time.Duration) {
+	time.Sleep(d)
+	synctest.Wait()
+}

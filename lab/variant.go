@@ -1,0 +1,38 @@
+package lab
+
+import (
+	"context"
+	"database/sql"
+)
+
+// Processor handles one delivery of an event. It answers Applied or
+// Duplicate, or an error whose kind (ErrInvalidEvent, ErrPayloadConflict,
+// ErrUnknownAccount, ErrBusy) is checked with errors.Is; any other error
+// means nothing was committed.
+type Processor interface {
+	Process(ctx context.Context, e Event) (Outcome, error)
+}
+
+// Variant describes one implementation to the lab: the correct one or a naive
+// one. Each variant package exports one, so that the scenarios can run them
+// all without knowing their code.
+type Variant struct {
+	// Name is the package path below the module root: "correct",
+	// "naive/checkthenact".
+	Name string
+	// Mistake is the one-line name of what the variant does wrong; "" for
+	// the correct variant.
+	Mistake string
+	// Schema creates the tables accounts and inbox. It runs once, on its own
+	// connection, before the handler opens the database.
+	Schema string
+	// DSN returns the connection string for the database file at path, with
+	// the variant's connection settings (foreign keys, lock mode, busy timeout).
+	DSN func(path string) string
+	// New returns the handler over an opened database.
+	New func(db *sql.DB) Processor
+}
+
+// Correct reports whether v is the correct variant, the one held to every
+// scenario's standard in every mode.
+func (v Variant) Correct() bool { return v.Mistake == "" }

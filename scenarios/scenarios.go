@@ -1,0 +1,45 @@
+package scenarios
+
+import "idemlab/lab"
+
+// All lists the scenarios in the order of the matrix's columns.
+var All = []lab.Scenario{
+	{Name: "Duplicate", Short: "Dup", Claims: "C1",
+		Shows: "a repeat with the same data is a duplicate; the balance moves once", Run: Duplicate},
+	{Name: "PayloadConflict", Short: "Conf", Claims: "C2, C6",
+		Shows: "same key, other amount or account: a conflict error, nothing changes", Run: PayloadConflict},
+	{Name: "Rollback", Short: "Roll", Claims: "C11",
+		Shows: "a failure between the inbox INSERT and the credit leaves neither; the retry applies", Run: Rollback},
+	{Name: "Concurrent", Short: "Conc", Claims: "C17",
+		Shows: "20 (and 64) deliveries of one event on 8 goroutines: 1 applied, the rest duplicates, no error", Run: Concurrent},
+	{Name: "Race", Short: "Race", Claims: "C3, C4",
+		Shows: "two deliveries, both read before either writes: exactly one credit", Run: Race},
+	{Name: "SourceScope", Short: "Src", Claims: "C5",
+		Shows: "evt-1 from provider-b is a different event and applies", Run: SourceScope},
+	{Name: "UnknownAccount", Short: "Acct", Claims: "C7",
+		Shows: "an event for a missing account is an error; inbox and balances unchanged", Run: UnknownAccount},
+	{Name: "InvalidInput", Short: "Inval", Claims: "C24",
+		Shows: "bad keys, amounts and an overflowing balance: a clear error, nothing written", Run: InvalidInput},
+	{Name: "DatabaseRefusal", Short: "Refus", Claims: "C8",
+		Shows: "a row the schema refuses is an error, never a duplicate", Run: DatabaseRefusal},
+	{Name: "DistinctEvents", Short: "Dist", Claims: "C21",
+		Shows: "two events with equal account and amount both apply", Run: DistinctEvents},
+	{Name: "LockTimeout", Short: "Lock", Claims: "C14, C15",
+		Shows: "the write lock held elsewhere: busy, never duplicate; applies once later", Run: LockTimeout},
+	{Name: "Summary", Short: "Sum", Claims: "C17",
+		Shows: "the article's own run: balance 1500, inbox 3, applied 1, duplicate 19", Run: Summary},
+}
+
+// credit is the event most scenarios deliver: provider-a's id, to account 1.
+func credit(eventID string, amount int64) lab.Event {
+	return lab.Event{Source: "provider-a", EventID: eventID, AccountID: 1, Amount: amount}
+}
+
+// copies returns n deliveries of e.
+func copies(e lab.Event, n int) []lab.Event {
+	out := make([]lab.Event, n)
+	for i := range out {
+		out[i] = e
+	}
+	return out
+}

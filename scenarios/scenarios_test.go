@@ -1,0 +1,168 @@
+package scenarios_test
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"idemlab/lab"
+	"idemlab/scenarios"
+)
+
+var (
+	update = flag.Bool("update", false, "rewrite testdata/matrix.golden and the README's matrix from this run")
+	strict = flag.Bool("lab.strict", false, "hold naive variants to the correct standard: their failures fail the test, with transcript")
+	report = flag.String("lab.report", "", "write the verdicts, evidence and transcripts of this run as JSON to `file`")
+)
+
+const goldenPath = "testdata/matrix.golden"
+
+// TestScenarios runs every scenario against every variant, as
+// TestScenarios/<scenario>/<variant>: -run picks a cell
+// ('TestScenarios/Race/naive/checkthenact'), a column ('TestScenarios/Race')
+// or a row ('TestScenarios/.*/naive/checkthenact').
+//
+// A naive variant is expected to fail some scenarios: that is its lesson.
+// The test fails when a verdict differs from the golden matrix — a scenario
+// that stopped catching its mistake, or a variant that broke where it
+// should hold — and whenever the correct variant fails anything. With
+// -lab.strict every failure of every variant fails the test and prints its
+// evidence.
+func TestScenarios(t *testing.T) {
+	golden, goldenErr := readGolden()
+	rep := lab.NewReport(scenarios.All, variants)
+	for _, sc := range scenarios.All {
+		t.Run(sc.Name, func(t *testing.T) {
+			for _, v := range variants {
+				t.Run(v.Name, func(t *testing.T) {
+					cell := runCell(t, sc, v)
+					rep.Set(v.Name, sc.Name, cell)
+					judge(t, sc, v, cell, golden, goldenErr)
+				})
+			}
+		})
+	}
+	if *report != "" {
+		if err := rep.Write(*report); err != nil {
+			t.Errorf("writing the report: %v", err)
+		}
+	}
+	if *update {
+		writeGolden(t, rep)
+	}
+}
+
+// runCell runs one scenario against one variant in a synctest bubble, where
+// the scheduler can tell a session waiting for a lock from one that is
+// parked, and where lock timeouts take no real time.
+func runCell(t *testing.T, sc lab.Scenario, v lab.Variant) *lab.Cell {
+	var cell *lab.Cell
+	synctest.Test(t, func(t *testing.T) {
+		r := lab.NewRun(t, v)
+		sc.Run(r)
+		r.Close()
+		cell = &lab.Cell{
+			Pass:       !r.Failed(),
+			Detail:     r.Detail(),
+			Failures:   r.Failures(),
+			Transcript: r.Transcript.String(),
+		}
+	})
+	return cell
+}
+
+// judge compares a verdict with the golden matrix and, for the correct
+// variant or in strict mode, with the standard itself.
+func judge(t *testing.T, sc lab.Scenario, v lab.Variant, cell *lab.Cell, golden map[string]map[string]bool, goldenErr error) {
+	if !cell.Pass && (*strict || v.Correct()) {
+		t.Error(explainFailure(sc, v, cell))
+	}
+	if *update {
+		return
+	}
+	if goldenErr != nil {
+		t.Fatalf("%v\nto create it: go test ./scenarios -update", goldenErr)
+	}
+	want, ok := golden[v.Name][sc.Name]
+	switch {
+	case !ok:
+		t.Errorf("%s × %s: not in %s; accept this run's verdict with: go test ./scenarios -update", v.Name, sc.Name, goldenPath)
+	case want && !cell.Pass:
+		t.Errorf("%s × %s = %s, want %s (golden matrix): it breaks a guarantee it held before:\n\t%s\nsee it whole with: %s\nif that is intended: go test ./scenarios -update",
+			v.Name, sc.Name, lab.Fail, lab.Pass, cell.Detail, reproduce(sc, v))
+	case !want && cell.Pass:
+		t.Errorf("%s × %s = %s, want %s (golden matrix): the scenario no longer catches the mistake %q (evidence: %s)\nif that is intended: go test ./scenarios -update",
+			v.Name, sc.Name, lab.Pass, lab.Fail, v.Mistake, cell.Detail)
+	}
+}
+
+// explainFailure is what a student sees in strict mode: the mistake, every
+// broken guarantee, the transcript and the command that shows it again.
+func explainFailure(sc lab.Scenario, v lab.Variant, cell *lab.Cell) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s breaks %s: %s\n", v.Name, sc.Name, sc.Shows)
+	if v.Mistake != "" {
+		fmt.Fprintf(&b, "mistake: %s\n", v.Mistake)
+	}
+	for _, f := range cell.Failures {
+		fmt.Fprintf(&b, "\t%s\n", f)
+	}
+	fmt.Fprintf(&b, "transcript:\n%s", indent(cell.Transcript))
+	fmt.Fprintf(&b, "reproduce: %s", reproduce(sc, v))
+	return b.String()
+}
+
+// reproduce is the command that runs exactly this cell in strict mode.
+func reproduce(sc lab.Scenario, v lab.Variant) string {
+	parts := []string{"^TestScenarios$", "^" + regexp.QuoteMeta(sc.Name) + "$"}
+	for _, p := range strings.Split(v.Name, "/") {
+		parts = append(parts, "^"+regexp.QuoteMeta(p)+"$")
+	}
+	return fmt.Sprintf("go test ./scenarios -run '%s' -lab.strict", strings.Join(parts, "/"))
+}
+
+func indent(s string) string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(s, "\n") {
+		if line != "" {
+			b.WriteString("\t" + line)
+		}
+	}
+	return b.String()
+}
+
+func readGolden() (map[string]map[string]bool, error) {
+	data, err := os.ReadFile(goldenPath)
+	if err != nil {
+		return nil, err
+	}
+	return lab.ParseMatrix(string(data), scenarios.All)
+}
+
+// writeGolden stores this run's matrix as the golden file and in the README.
+// It needs every cell: a partial run would write a partial truth.
+func writeGolden(t *testing.T, rep *lab.Report) {
+	if !rep.Complete() {
+		t.Fatalf("-update needs every cell; run it without -run")
+	}
+	matrix := rep.Matrix()
+	if err := os.WriteFile(goldenPath, []byte(matrix), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(readmePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	updated, err := replaceMatrix(string(readme), matrix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(readmePath, []byte(updated), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %s and the matrix in %s", goldenPath, readmePath)
+}
