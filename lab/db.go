@@ -194,7 +194,7 @@ func (db *DB) Deliver(e Event) Answer {
 	a := db.deliver(session, e)
 	after := db.snapshot()
 	if (a.Err != nil || a.Outcome == Duplicate) && !before.equal(after) {
-		db.run.Errorf("Process(%v) = %v, but the database changed: %s", e, a, before.diff(after))
+		db.run.Errorf("%s: Process(%v) = %v, but the database changed: %s", session, e, a, before.diff(after))
 	}
 	return a
 }

@@ -99,7 +99,7 @@ func (r *Run) WantOutcome(a Answer, want Outcome) bool {
 // (checked with errors.Is).
 func (r *Run) WantError(a Answer, kind error) bool {
 	if !errors.Is(a.Err, kind) {
-		r.Errorf("%s: Process(%v) = %v, want an error of kind %q", a.Session, a.Event, a, kind)
+		r.Errorf("%s: Process(%v) = %v, want an error (%s)", a.Session, a.Event, a, kindName(kind))
 		return false
 	}
 	return true
@@ -134,4 +134,13 @@ func (r *Run) WantCounts(answers []Answer, applied, duplicate, failed int) {
 		r.Errorf("%d deliveries = %d applied, %d duplicate, %d errors, want %d, %d, %d%s",
 			len(answers), a, d, f, applied, duplicate, failed, msg)
 	}
+}
+
+// kindName names an error kind the way Answer.String does, or by its text
+// for errors that are not one of the kinds (such as ErrInjected).
+func kindName(kind error) string {
+	if name := ErrorKind(kind); name != "other error" {
+		return name
+	}
+	return kind.Error()
 }

@@ -1,0 +1,16 @@
+package busyasduplicate
+
+import (
+	"database/sql"
+
+	"idemlab/lab"
+)
+
+// Variant describes this package to the lab.
+var Variant = lab.Variant{
+	Name:    "naive/busyasduplicate",
+	Mistake: `a lock timeout answered as "duplicate"`,
+	Schema:  Schema,
+	DSN:     DSN,
+	New:     func(db *sql.DB) lab.Processor { return New(db) },
+}

@@ -1,0 +1,16 @@
+package checkthenact
+
+import (
+	"database/sql"
+
+	"idemlab/lab"
+)
+
+// Variant describes this package to the lab.
+var Variant = lab.Variant{
+	Name:    "naive/checkthenact",
+	Mistake: `SELECT "seen it?", then UPDATE and INSERT as separate autocommit statements`,
+	Schema:  Schema,
+	DSN:     DSN,
+	New:     func(db *sql.DB) lab.Processor { return New(db) },
+}

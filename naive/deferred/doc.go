@@ -1,0 +1,19 @@
+// Package deferred starts its transactions with a plain BEGIN and, sensibly
+// enough, checks that the account exists before writing.
+//
+// The mistake is described under BUGS (go doc ./naive/deferred).
+//
+// The fix: _txlock=immediate in the DSN, so that every transaction takes the
+// write lock at BEGIN and waiting for it is covered by busy_timeout. The read
+// itself is harmless then.
+//
+// Compare: diff -u correct/process.go naive/deferred/process.go
+package deferred
+
+// BUG(lab): a DEFERRED transaction takes no lock until it needs one. After
+// its first read it holds a SHARED lock; when it then wants to write while
+// another transaction already holds the write lock, SQLite cannot make it
+// wait (the two could deadlock) and fails the statement at once with
+// SQLITE_BUSY, whatever the busy timeout. Under concurrency some deliveries
+// of a valid event get a busy error instead of "duplicate" (article C14).
+// Caught by Race and Concurrent.

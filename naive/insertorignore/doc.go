@@ -1,0 +1,17 @@
+// Package insertorignore records the event with INSERT OR IGNORE instead of
+// INSERT … ON CONFLICT (source, event_id) DO NOTHING.
+//
+// The mistake is described under BUGS (go doc ./naive/insertorignore).
+//
+// The fix: name the conflict you expect, ON CONFLICT (source, event_id) DO
+// NOTHING, and let every other constraint fail loudly.
+//
+// Compare: diff -u correct/process.go naive/insertorignore/process.go
+package insertorignore
+
+// BUG(lab): OR IGNORE suppresses far more than the key conflict: a NOT NULL
+// or CHECK violation is ignored too, and the statement reports 0 rows, just
+// like a repeat. A row the schema refuses then looks like an event seen
+// before (article C8). Caught by DatabaseRefusal: the CHECK on the amount
+// never reaches the handler, which then looks for a stored row that does not
+// exist and fails with a confusing "no rows" instead of "invalid event".

@@ -1,0 +1,16 @@
+package insertorreplace
+
+import (
+	"database/sql"
+
+	"idemlab/lab"
+)
+
+// Variant describes this package to the lab.
+var Variant = lab.Variant{
+	Name:    "naive/insertorreplace",
+	Mistake: "INSERT OR REPLACE: a repeat deletes the stored event and credits again",
+	Schema:  Schema,
+	DSN:     DSN,
+	New:     func(db *sql.DB) lab.Processor { return New(db) },
+}

@@ -1,0 +1,16 @@
+package nofk
+
+import (
+	"database/sql"
+
+	"idemlab/lab"
+)
+
+// Variant describes this package to the lab.
+var Variant = lab.Variant{
+	Name:    "naive/nofk",
+	Mistake: "foreign_keys switched on once at setup, not on every connection",
+	Schema:  Schema,
+	DSN:     DSN,
+	New:     func(db *sql.DB) lab.Processor { return New(db) },
+}

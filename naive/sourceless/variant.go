@@ -1,0 +1,16 @@
+package sourceless
+
+import (
+	"database/sql"
+
+	"idemlab/lab"
+)
+
+// Variant describes this package to the lab.
+var Variant = lab.Variant{
+	Name:    "naive/sourceless",
+	Mistake: "the key is event_id alone, without the source",
+	Schema:  Schema,
+	DSN:     DSN,
+	New:     func(db *sql.DB) lab.Processor { return New(db) },
+}

@@ -1,0 +1,13 @@
+// Package swallow logs an error from the credit and carries on.
+//
+// The mistake is described under BUGS (go doc ./naive/swallow).
+//
+// The fix: return the error; the deferred Rollback undoes the inbox row.
+//
+// Compare: diff -u correct/process.go naive/swallow/process.go
+package swallow
+
+// BUG(lab): the error is caught and not returned, so the transaction commits
+// what it has: the inbox row without the credit, and the answer "applied".
+// The redelivery is then a "duplicate", and the money is gone (article C12).
+// Catch an error only to roll back, then return it. Caught by Rollback.
