@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -208,4 +209,16 @@ func ParseMatrix(text string, scenarios []Scenario) (map[string]map[string]bool,
 		verdicts[fields[0]] = row
 	}
 	return verdicts, nil
+}
+
+// CellPattern is the go test -run pattern that selects exactly one cell,
+// TestScenarios/<scenario>/<variant>: every element anchored and quoted, the
+// variant split at its slashes, since go test matches each slash-separated
+// element of a subtest name on its own.
+func CellPattern(scenario, variant string) string {
+	parts := []string{"^TestScenarios$", "^" + regexp.QuoteMeta(scenario) + "$"}
+	for _, p := range strings.Split(variant, "/") {
+		parts = append(parts, "^"+regexp.QuoteMeta(p)+"$")
+	}
+	return strings.Join(parts, "/")
 }

@@ -64,7 +64,7 @@ func InvalidInput(r *lab.Run) {
 	}
 	for _, c := range cases {
 		e := ok
-		e.EventID = "evt-" + c.name
+		e.EventID = "evt-" + strings.ReplaceAll(c.name, " ", "-")
 		c.edit(&e)
 		if !r.WantError(db.Deliver(e), lab.ErrInvalidEvent) {
 			r.Errorf("case %q: the event must be refused", c.name)

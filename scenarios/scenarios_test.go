@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -118,11 +117,7 @@ func explainFailure(sc lab.Scenario, v lab.Variant, cell *lab.Cell) string {
 
 // reproduce is the command that runs exactly this cell in strict mode.
 func reproduce(sc lab.Scenario, v lab.Variant) string {
-	parts := []string{"^TestScenarios$", "^" + regexp.QuoteMeta(sc.Name) + "$"}
-	for _, p := range strings.Split(v.Name, "/") {
-		parts = append(parts, "^"+regexp.QuoteMeta(p)+"$")
-	}
-	return fmt.Sprintf("go test ./scenarios -run '%s' -lab.strict", strings.Join(parts, "/"))
+	return fmt.Sprintf("go test ./scenarios -run '%s' -lab.strict", lab.CellPattern(sc.Name, v.Name))
 }
 
 func indent(s string) string {

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+
+	"idemlab/lab"
+)
+
+// tailLines is how much of go test's output is shown when the tests ran but
+// failed: the end, where go test puts its verdict.
+const tailLines = 40
+
+// errTestsFailed explains a run whose report was written but whose tests
+// failed: the verdicts shown are the run's, but the tests did not accept them.
+var errTestsFailed = errors.New("go test ./scenarios failed: the verdicts shown are this run's, but the tests did not accept them " +
+	"(a verdict differs from scenarios/testdata/matrix.golden, or the correct variant broke a guarantee); see the go test output above")
+
+// runAndReport runs the tests matched by pattern and returns their report.
+// If they could not run, it prints their whole output to stderr and returns
+// a nil report and an error. If they ran but failed, it returns the report
+// and a non-nil failed error, for the caller to show the verdicts first and
+// then call showFailure.
+func runAndReport(stderr io.Writer, root, pattern string) (rep *lab.Report, output []byte, failed error, err error) {
+	announce(stderr, pattern)
+	rep, output, runErr := runTests(root, pattern)
+	if rep == nil {
+		stderr.Write(output)
+		return nil, output, nil, fmt.Errorf("the scenario tests could not run: %v", runErr)
+	}
+	return rep, output, runErr, nil
+}
+
+// showFailure prints the end of go test's output and returns the error
+// that says the tests failed, once the verdicts are printed.
+func showFailure(stderr io.Writer, output []byte, failed error) error {
+	fmt.Fprintf(stderr, "\n--- go test output (last %d lines) ---\n%s", tailLines, tail(output, tailLines))
+	return fmt.Errorf("%w (%v)", errTestsFailed, failed)
+}
+
+// cmdMatrix runs the whole matrix and prints it, as text or as JSON.
+func cmdMatrix(stdout, stderr io.Writer, asJSON bool) error {
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	rep, output, failed, err := runAndReport(stderr, root, matrixPattern())
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		data, err := renderJSON(rep)
+		if err != nil {
+			return err
+		}
+		if _, err := stdout.Write(data); err != nil {
+			return err
+		}
+	} else if _, err := io.WriteString(stdout, renderMatrix(rep)); err != nil {
+		return err
+	}
+	if failed != nil {
+		return showFailure(stderr, output, failed)
+	}
+	return nil
+}
+
+// cmdExplain runs one cell and prints its verdict, evidence and transcript.
+func cmdExplain(stdout, stderr io.Writer, variantArg, scenario string) error {
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	variant, err := resolveVariant(root, variantArg)
+	if err != nil {
+		return err
+	}
+	rep, output, failed, err := runAndReport(stderr, root, cellPattern(scenario, variant))
+	if err != nil {
+		return err
+	}
+	text, err := renderExplain(rep, variant, scenario)
+	if err != nil {
+		return err
+	}
+	if _, err := io.WriteString(stdout, text); err != nil {
+		return err
+	}
+	if failed != nil {
+		return showFailure(stderr, output, failed)
+	}
+	return nil
+}
+
+// cmdDiff prints a naive variant's package against correct/, with
+// git diff --no-index (or diff -ru where git is missing) run in the module
+// root so that the paths read correct/... and naive/<mistake>/....
+func cmdDiff(stdout, stderr io.Writer, variantArg string) error {
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	variant, err := resolveVariant(root, variantArg)
+	if err != nil {
+		return err
+	}
+	if variant == "correct" {
+		return badArgf("diff shows a naive variant against correct; give one of: %s", naiveVariants(root))
+	}
+	var cmd *exec.Cmd
+	if _, err := exec.LookPath("git"); err == nil {
+		cmd = exec.Command("git", "--no-pager", "diff", "--no-index", "--no-prefix", "--", "correct", variant)
+	} else {
+		cmd = exec.Command("diff", "-ru", "correct", variant)
+	}
+	cmd.Dir = root
+	cmd.Stdout = stdout
+	cmd.Stderr = stderr
+	err = cmd.Run()
+	// Both git diff --no-index and diff exit 1 when the trees differ,
+	// which is what a naive variant does.
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) && exitErr.ExitCode() == 1 {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", cmd, err)
+	}
+	return nil
+}

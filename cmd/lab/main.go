@@ -1,0 +1,144 @@
+// Command lab renders what the scenario tests report.
+//
+// It does not run any scenario itself: every subcommand starts
+// go test ./scenarios -run ... -lab.report=FILE in the module root, reads the
+// report the tests wrote (lab.ReadReport) and prints it. The verdicts, the
+// evidence and the transcripts it shows are the tests' own, so there is one
+// source of truth and no second runner that could disagree with it.
+//
+// Usage:
+//
+//	go run ./cmd/lab                            the verdict matrix and a footnote of evidence per ✗
+//	go run ./cmd/lab -json                      the same verdicts as JSON
+//	go run ./cmd/lab explain VARIANT SCENARIO   one cell: its verdict, broken guarantees and transcript
+//	go run ./cmd/lab diff VARIANT               a naive variant's code against correct/
+//
+// VARIANT is correct or naive/<mistake>; the naive/ prefix may be left out.
+// The exit status is 0 on success, 1 when the scenario tests could not run or
+// failed, and 2 on a usage error (unknown subcommand, variant or scenario).
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Exit statuses.
+const (
+	exitOK    = 0
+	exitFail  = 1 // the tests could not run, or failed
+	exitUsage = 2 // bad arguments
+)
+
+// usageText is printed for -h, help and usage errors.
+const usageText = `lab renders what the scenario tests (go test ./scenarios) report.
+
+usage:
+  go run ./cmd/lab [-json]
+  go run ./cmd/lab explain VARIANT SCENARIO
+  go run ./cmd/lab diff VARIANT
+  go run ./cmd/lab help
+
+subcommands:
+  (none)     run every scenario against every variant; print the verdict
+             matrix, its legend and a numbered footnote of evidence per ✗
+  -json      the same run, printed as JSON for programs
+  explain    run one cell; print its verdict, what the scenario shows, the
+             variant's mistake, the broken guarantees and the transcript
+  diff       show a naive variant's code against correct/ (git diff --no-index)
+  help       print this text
+
+VARIANT is correct or naive/<mistake>; the naive/ prefix may be left out.
+SCENARIO is a column of the matrix, e.g. Race or Duplicate.
+
+examples:
+  go run ./cmd/lab
+  go run ./cmd/lab -json
+  go run ./cmd/lab explain correct Race
+  go run ./cmd/lab explain checkthenact Race
+  go run ./cmd/lab diff naive/checkthenact
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// usageError is an error in the command line: it exits with status 2. If
+// showUsage is set, the usage text follows the message; a message that
+// already lists the valid names (an unknown variant or scenario) stands alone.
+type usageError struct {
+	msg       string
+	showUsage bool
+}
+
+func (e *usageError) Error() string { return e.msg }
+
+// usagef returns a usageError, followed by the usage text, for a command
+// line of the wrong shape.
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...), showUsage: true}
+}
+
+// badArgf returns a usageError for an unknown name; its message says which
+// names are valid.
+func badArgf(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// run parses args, runs the subcommand they name and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("lab", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	asJSON := fs.Bool("json", false, "print the verdicts as JSON")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usageText)
+			return exitOK
+		}
+		return report(stderr, usagef("%v", err))
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		return report(stderr, cmdMatrix(stdout, stderr, *asJSON))
+	}
+	if *asJSON {
+		return report(stderr, usagef("-json applies only to the matrix (go run ./cmd/lab -json)"))
+	}
+	switch sub, subArgs := rest[0], rest[1:]; sub {
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usageText)
+		return exitOK
+	case "explain":
+		if len(subArgs) != 2 {
+			return report(stderr, usagef("explain takes a variant and a scenario: go run ./cmd/lab explain VARIANT SCENARIO"))
+		}
+		return report(stderr, cmdExplain(stdout, stderr, subArgs[0], subArgs[1]))
+	case "diff":
+		if len(subArgs) != 1 {
+			return report(stderr, usagef("diff takes one variant: go run ./cmd/lab diff VARIANT"))
+		}
+		return report(stderr, cmdDiff(stdout, stderr, subArgs[0]))
+	default:
+		return report(stderr, usagef("unknown subcommand %q", sub))
+	}
+}
+
+// report prints err, if any, and returns the exit status it calls for. A
+// usage error is followed by the usage text.
+func report(stderr io.Writer, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "lab: %v\n", err)
+	var ue *usageError
+	if errors.As(err, &ue) {
+		if ue.showUsage {
+			fmt.Fprintf(stderr, "\n%s", usageText)
+		}
+		return exitUsage
+	}
+	return exitFail
+}
