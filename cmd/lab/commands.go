@@ -4,7 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
 
 	"idemlab/lab"
 )
@@ -109,18 +113,54 @@ func cmdDiff(stdout, stderr io.Writer, variantArg string) error {
 	if variant == "correct" {
 		return badArgf("diff shows a naive variant against correct; give one of: %s", naiveVariants(root))
 	}
+	// Only the code that a variant shares with correct: doc.go and the
+	// example are prose, and would bury the mistake.
+	for _, file := range codeFiles {
+		if samePackageFile(root, path.Join("correct", file), path.Join(variant, file)) {
+			fmt.Fprintf(stdout, "%s: as in correct/ (the mistake is not here)\n", file)
+			continue
+		}
+		if err := diffFile(stdout, stderr, root, path.Join("correct", file), path.Join(variant, file)); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "\nthe mistake, in prose: go doc ./%s\n", variant)
+	return nil
+}
+
+// codeFiles are the files every variant shares with correct/, in the order
+// a reader should see them. variant.go is left out: it only names the
+// variant and its mistake.
+var codeFiles = []string{"schema.go", "process.go"}
+
+// samePackageFile reports whether two files are equal but for their package
+// clause, so that diff can skip a file where the mistake is not.
+func samePackageFile(root, a, b string) bool {
+	da, errA := os.ReadFile(filepath.Join(root, filepath.FromSlash(a)))
+	db, errB := os.ReadFile(filepath.Join(root, filepath.FromSlash(b)))
+	if errA != nil || errB != nil {
+		return false
+	}
+	_, restA, okA := strings.Cut(string(da), "\n")
+	_, restB, okB := strings.Cut(string(db), "\n")
+	return okA && okB && strings.HasPrefix(string(da), "package ") && strings.HasPrefix(string(db), "package ") && restA == restB
+}
+
+// diffFile shows one file of a variant against its twin in correct/, with
+// git diff --no-index, or diff -u where git is missing.
+func diffFile(stdout, stderr io.Writer, root, correctFile, variantFile string) error {
 	var cmd *exec.Cmd
 	if _, err := exec.LookPath("git"); err == nil {
-		cmd = exec.Command("git", "--no-pager", "diff", "--no-index", "--no-prefix", "--", "correct", variant)
+		cmd = exec.Command("git", "--no-pager", "diff", "--no-index", "--no-prefix", "--", correctFile, variantFile)
 	} else {
-		cmd = exec.Command("diff", "-ru", "correct", variant)
+		cmd = exec.Command("diff", "-u", correctFile, variantFile)
 	}
 	cmd.Dir = root
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
-	err = cmd.Run()
-	// Both git diff --no-index and diff exit 1 when the trees differ,
-	// which is what a naive variant does.
+	err := cmd.Run()
+	// Both git diff --no-index and diff exit 1 when the files differ,
+	// which is what a naive variant's do.
 	var exitErr *exec.ExitError
 	if errors.As(err, &exitErr) && exitErr.ExitCode() == 1 {
 		return nil
