@@ -161,3 +161,35 @@ func writeGolden(t *testing.T, rep *lab.Report) {
 	}
 	t.Logf("wrote %s and the matrix in %s", goldenPath, readmePath)
 }
+
+// TestTranscriptsRepeat runs the concurrent scenarios twice on variants that
+// take the lock first, read first, or fail under contention, and requires
+// byte-identical transcripts: the scheduler, not the Go runtime, decides
+// every step, down to which waiting delivery gets the lock.
+func TestTranscriptsRepeat(t *testing.T) {
+	for _, name := range []string{"Race", "Concurrent", "LockTimeout"} {
+		sc := scenarioNamed(t, name)
+		for _, v := range variants {
+			if v.Name != "correct" && v.Name != "naive/checkthenact" && v.Name != "naive/deferred" {
+				continue
+			}
+			t.Run(sc.Name+"/"+v.Name, func(t *testing.T) {
+				first, second := runCell(t, sc, v), runCell(t, sc, v)
+				if first.Transcript != second.Transcript {
+					t.Errorf("%s × %s: two runs gave different transcripts:\n--- first\n%s--- second\n%s",
+						v.Name, sc.Name, first.Transcript, second.Transcript)
+				}
+			})
+		}
+	}
+}
+
+func scenarioNamed(t *testing.T, name string) lab.Scenario {
+	for _, sc := range scenarios.All {
+		if sc.Name == name {
+			return sc
+		}
+	}
+	t.Fatalf("no scenario %q", name)
+	return lab.Scenario{}
+}

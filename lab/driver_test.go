@@ -1,0 +1,101 @@
+package lab
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"testing"
+)
+
+// recorder is a minimal handler for testing the driver: one transaction that
+// inserts the event into the inbox and credits the account.
+type recorder struct{ db *sql.DB }
+
+func (h recorder) Process(ctx context.Context, e Event) (Outcome, error) {
+	tx, err := h.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO inbox VALUES (?, ?, ?, ?)`, e.Source, e.EventID, e.AccountID, e.Amount); err != nil {
+		return 0, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE accounts SET balance = balance + ? WHERE id = ?`, e.Amount, e.AccountID); err != nil {
+		return 0, err
+	}
+	return Applied, tx.Commit()
+}
+
+var testVariant = Variant{
+	Name: "test",
+	Schema: `CREATE TABLE accounts (id INTEGER PRIMARY KEY, balance INTEGER NOT NULL DEFAULT 0);
+		CREATE TABLE inbox (source TEXT, event_id TEXT, account_id INTEGER, amount INTEGER, PRIMARY KEY (source, event_id));`,
+	DSN: func(path string) string { return "file:" + path + "?_txlock=immediate&_pragma=busy_timeout(5000)" },
+	New: func(db *sql.DB) Processor { return recorder{db} },
+}
+
+// Every fault position must leave the database as it was when the handler
+// reports the error, except a fault after COMMIT, which strikes once the
+// transaction is durable. In particular a fault before COMMIT must really
+// roll back, and a fault after BEGIN must not leave the connection inside a
+// transaction.
+func TestFaultsRollBack(t *testing.T) {
+	e := Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 500}
+	for _, op := range []Op{OpBegin, OpInsert, OpUpdate, OpCommit} {
+		for _, when := range []When{Before, After} {
+			t.Run(fmt.Sprintf("%s %s", when, op), func(t *testing.T) {
+				r := NewRun(t, testVariant)
+				db := r.Open()
+				db.Inject(Fault{When: when, Op: op})
+				a := db.Deliver(e)
+				if !errors.Is(a.Err, ErrInjected) {
+					t.Fatalf("Deliver(%v) with a fault %s %s = %v, want an injected fault", e, when, op, a)
+				}
+				committed := op == OpCommit && when == After
+				wantRows, wantBalance := 0, int64(0)
+				if committed {
+					wantRows, wantBalance = 1, 500
+				}
+				if got := db.InboxRows(); got != wantRows {
+					t.Errorf("after a fault %s %s: inbox rows = %d, want %d", when, op, got, wantRows)
+				}
+				if got := db.Balance(1); got != wantBalance {
+					t.Errorf("after a fault %s %s: balance = %d, want %d", when, op, got, wantBalance)
+				}
+				if !committed {
+					// The one-shot fault is spent: the same delivery now applies,
+					// which also proves no connection was left in a transaction.
+					if a := db.Deliver(e); a.Err != nil || a.Outcome != Applied {
+						t.Errorf("redelivery after a fault %s %s = %v, want applied", when, op, a)
+					}
+				}
+				r.Close()
+				if r.Failed() && !committed {
+					t.Errorf("invariants after a fault %s %s: %v", when, op, r.Failures())
+				}
+			})
+		}
+	}
+}
+
+// A persistent fault strikes every time until lifted.
+func TestPersistentFault(t *testing.T) {
+	r := NewRun(t, testVariant)
+	db := r.Open()
+	db.Inject(Fault{When: Before, Op: OpUpdate, Table: "accounts", Persistent: true})
+	e := Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 500}
+	for i := range 3 {
+		if a := db.Deliver(e); !errors.Is(a.Err, ErrInjected) {
+			t.Fatalf("delivery %d under a persistent fault = %v, want an injected fault", i+1, a)
+		}
+	}
+	db.Lift()
+	if a := db.Deliver(e); a.Outcome != Applied {
+		t.Fatalf("delivery after Lift = %v, want applied", a)
+	}
+	r.Close()
+	if r.Failed() {
+		t.Errorf("invariants: %v", r.Failures())
+	}
+}
