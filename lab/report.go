@@ -43,6 +43,8 @@ type Cell struct {
 	Failures []string `json:"failures,omitempty"`
 	// Transcript is the run's full transcript.
 	Transcript string `json:"transcript,omitempty"`
+	// Permutations lists every interleaving a scenario enumerated.
+	Permutations []Permutation `json:"permutations,omitempty"`
 }
 
 // NewReport returns an empty report with the given columns and rows.

@@ -16,19 +16,29 @@ type Run struct {
 	Variant Variant
 	// Transcript logs every step of every session, and every failure.
 	Transcript Transcript
+	// Permutations holds every interleaving Interleavings ran, in the order
+	// it ran them.
+	Permutations []Permutation
 
-	tb       testing.TB
-	failures []string
-	notes    []string
-	sessions int
-	dbs      int
-	open     []*DB
+	tb        testing.TB
+	failures  []string
+	notes     []string
+	sessions  int
+	dbs       int
+	open      []*DB
+	templates map[string][]byte // freshly set up database files, by seed
 }
 
 // NewRun starts a run of v. tb provides temporary directories and stops the
 // test on a failure of the lab itself (never on a failure of the variant).
 func NewRun(tb testing.TB, v Variant) *Run {
-	return &Run{Variant: v, tb: tb}
+	return &Run{Variant: v, tb: tb, templates: map[string][]byte{}}
+}
+
+// child returns a run of the same variant with a transcript and failures of
+// its own, for one interleaving of many.
+func (r *Run) child() *Run {
+	return &Run{Variant: r.Variant, tb: r.tb, templates: r.templates}
 }
 
 // Errorf records that the variant broke a guarantee. The message follows the

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing/synctest"
@@ -55,7 +56,6 @@ type scheduler struct {
 	db       *DB
 	mu       sync.Mutex
 	sessions []*session
-	trace    []string // the steps released so far: "A1", "B1", …
 }
 
 // park blocks the session of s until the scheduler releases it. Statements
@@ -99,6 +99,24 @@ func (sc *scheduler) find(name string) *session {
 // counts as having taken its turn. It returns the answers in the order they
 // were given. It must be called inside a synctest bubble.
 func (db *DB) Concurrently(sessions ...[]Event) []Answer {
+	answers, _ := db.schedule(nil, sessions)
+	return answers
+}
+
+// decision is one choice the scheduler made: which of the sessions parked
+// at that moment took the next step.
+type decision struct {
+	choices []string // the parked sessions, in session order
+	chosen  string
+	step    string // the step taken, e.g. "B2"
+}
+
+// schedule runs the sessions, following plan (one session name per
+// decision) as far as it goes and round robin after that, and returns the
+// answers and every decision made. Replaying a prefix of the decisions of
+// one run reproduces that run exactly up to there, which is what lets
+// Interleavings enumerate all of them.
+func (db *DB) schedule(plan []string, sessions [][]Event) ([]Answer, []decision) {
 	sc := &scheduler{db: db}
 	db.mu.Lock()
 	db.sched = sc
@@ -128,43 +146,78 @@ func (db *DB) Concurrently(sessions ...[]Event) []Answer {
 		// order.
 		synctest.Wait()
 	}
-	sc.roundRobin()
-	db.run.Transcript.Note("", "schedule: "+strings.Join(sc.trace, " "), "")
+	decisions := sc.run(plan)
+	steps := make([]string, len(decisions))
+	for i, d := range decisions {
+		steps[i] = d.step
+	}
+	db.run.Transcript.Note("", "schedule: "+strings.Join(steps, " "), "")
 
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	return append([]Answer(nil), db.answers[first:]...)
+	return append([]Answer(nil), db.answers[first:]...), decisions
 }
 
-// roundRobin steps the sessions in turn until all are done.
-func (sc *scheduler) roundRobin() {
+// run steps the sessions until all are done: the session plan names while
+// the plan lasts, then round robin from the session after the last one
+// stepped.
+func (sc *scheduler) run(plan []string) []decision {
+	var decisions []decision
 	next := 0
 	for {
-		s, i := sc.pick(next)
-		if s == nil {
+		parked := sc.parked()
+		if len(parked) == 0 {
 			if !sc.anyWaiting() {
-				return
+				return decisions
 			}
 			sc.settle(true) // only waiters are left: one of them must get the lock
 			continue
 		}
-		next = i + 1
-		sc.step(s)
+		var s *session
+		if i := len(decisions); i < len(plan) {
+			s = sc.find(plan[i])
+			if !slices.Contains(parked, s) {
+				panic(fmt.Sprintf("lab: schedule step %d names session %q, which cannot run; the parked sessions are %v", i+1, plan[i], names(parked)))
+			}
+		} else {
+			s = sc.roundRobin(parked, next)
+		}
+		next = slices.Index(sc.sessions, s) + 1
+		decisions = append(decisions, decision{choices: names(parked), chosen: s.name, step: sc.step(s)})
 	}
 }
 
-// pick returns the first parked session at or after index from, cyclically.
-func (sc *scheduler) pick(from int) (*session, int) {
+// parked returns the sessions parked before a statement, in session order.
+func (sc *scheduler) parked() []*session {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	n := len(sc.sessions)
-	for k := range n {
-		i := (from + k) % n
-		if s := sc.sessions[i]; s.parkedAt != nil {
-			return s, i
+	var out []*session
+	for _, s := range sc.sessions {
+		if s.parkedAt != nil {
+			out = append(out, s)
 		}
 	}
-	return nil, -1
+	return out
+}
+
+// roundRobin picks the first parked session at or after index from,
+// cyclically.
+func (sc *scheduler) roundRobin(parked []*session, from int) *session {
+	for k := range len(sc.sessions) {
+		s := sc.sessions[(from+k)%len(sc.sessions)]
+		if slices.Contains(parked, s) {
+			return s
+		}
+	}
+	return parked[0]
+}
+
+func names(sessions []*session) []string {
+	out := make([]string, len(sessions))
+	for i, s := range sessions {
+		out[i] = s.name
+	}
+	return out
 }
 
 func (sc *scheduler) anyWaiting() bool {
@@ -178,14 +231,14 @@ func (sc *scheduler) anyWaiting() bool {
 	return false
 }
 
-// step releases one parked session for one statement and waits until the
-// bubble is quiet again.
-func (sc *scheduler) step(s *session) {
+// step releases one parked session for one statement, waits until the
+// bubble is quiet again, and returns the step's name ("B2": session B's
+// second statement).
+func (sc *scheduler) step(s *session) string {
 	advance(time.Microsecond) // each release at an instant of its own
 	sc.mu.Lock()
 	st := s.parkedAt
 	s.parkedAt = nil
-	sc.trace = append(sc.trace, fmt.Sprintf("%s%d", s.name, st.N))
 	sc.mu.Unlock()
 
 	s.release <- struct{}{}
@@ -201,6 +254,7 @@ func (sc *scheduler) step(s *session) {
 	if freed {
 		sc.settle(false)
 	}
+	return fmt.Sprintf("%s%d", s.name, st.N)
 }
 
 // settle moves the fake clock so that sessions waiting for the write lock

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -82,4 +83,14 @@ func (l *line) prefix() string {
 		return ""
 	}
 	return l.session + ": "
+}
+
+// include appends the lines of u, as they are now.
+func (t *Transcript) include(u *Transcript) {
+	u.mu.Lock()
+	lines := slices.Clone(u.lines)
+	u.mu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lines = append(t.lines, lines...)
 }

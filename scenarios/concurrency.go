@@ -19,17 +19,37 @@ func Concurrent(r *lab.Run) {
 	r.Notef("20 and 64 deliveries on 8 goroutines: 1 applied, the rest duplicates, no error; balance 500")
 }
 
-// Race delivers the same event twice at once, in the interleaving that
-// hurts: A's first statement, then B's, then A's second… For a handler that
-// reads before it writes, both read "not seen" before either writes. For one
-// that takes the lock first, B waits for A's COMMIT. Exactly one credit.
+// Race delivers the same event twice at once, in every interleaving of the
+// two deliveries' statements. For a handler that reads before it writes,
+// some interleavings let both read "not seen" before either writes; for one
+// that takes the lock first, the second delivery waits for the first one's
+// COMMIT. In every interleaving: exactly one credit, one applied, one
+// duplicate, no error.
 func Race(r *lab.Run) {
-	db := r.Open()
 	e := credit("evt-3", 500)
-	answers := db.Concurrently([]lab.Event{e}, []lab.Event{e})
-	r.WantBalance(db, 1, 500)
-	r.WantCounts(answers, 1, 1, 0)
-	r.Notef("one applied, one duplicate; balance 500")
+	perms := r.Interleavings(nil, [][]lab.Event{{e}, {e}}, func(c *lab.Run, db *lab.DB, answers []lab.Answer) {
+		c.WantBalance(db, 1, 500)
+		c.WantCounts(answers, 1, 1, 0)
+	})
+	r.Notef("all %d interleavings: one applied, one duplicate; balance 500", len(perms))
+}
+
+// ConflictRace delivers one key with two different amounts at once, in
+// every interleaving. Whichever delivery wins applies; the other is a
+// payload conflict — never a duplicate, never a second credit.
+func ConflictRace(r *lab.Run) {
+	a, b := credit("evt-5", 500), credit("evt-5", 700)
+	perms := r.Interleavings(nil, [][]lab.Event{{a}, {b}}, func(c *lab.Run, db *lab.DB, answers []lab.Answer) {
+		c.WantCounts(answers, 1, 0, 1)
+		for _, x := range answers {
+			if x.Err == nil && x.Outcome == lab.Applied {
+				c.WantBalance(db, 1, x.Event.Amount)
+			} else {
+				c.WantError(x, lab.ErrPayloadConflict)
+			}
+		}
+	})
+	r.Notef("all %d interleavings: one applied, the other a payload conflict", len(perms))
 }
 
 // LockTimeout holds the write lock on another connection while an event

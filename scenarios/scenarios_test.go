@@ -65,10 +65,11 @@ func runCell(t *testing.T, sc lab.Scenario, v lab.Variant) *lab.Cell {
 		sc.Run(r)
 		r.Close()
 		cell = &lab.Cell{
-			Pass:       !r.Failed(),
-			Detail:     r.Detail(),
-			Failures:   r.Failures(),
-			Transcript: r.Transcript.String(),
+			Pass:         !r.Failed(),
+			Detail:       r.Detail(),
+			Failures:     r.Failures(),
+			Transcript:   r.Transcript.String(),
+			Permutations: r.Permutations,
 		}
 	})
 	return cell
