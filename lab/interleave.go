@@ -42,7 +42,8 @@ func (p Permutation) Held() bool { return len(p.Failures) == 0 }
 // many: the waiting session resumes when the holder ends its transaction,
 // which the scheduler detects (see settle) rather than chooses. Each
 // interleaving is run once, from the start, by replaying the decisions that
-// lead to it; the first is the round-robin one that Concurrently runs.
+// lead to it; the first is the round-robin one that Concurrently runs. The
+// permutations are returned sorted by schedule.
 func (r *Run) Interleavings(accounts []Account, sessions [][]Event, want func(c *Run, db *DB, answers []Answer)) []Permutation {
 	var perms []Permutation
 	var explore func(plan []string)
@@ -78,17 +79,25 @@ func (r *Run) Interleavings(accounts []Account, sessions [][]Event, want func(c 
 		}
 	}
 	explore(nil)
-	r.Permutations = append(r.Permutations, perms...)
-
+	// The first interleaving explored is the round-robin one, and among the
+	// shortest that break a guarantee the first explored is the closest to
+	// it: both are the ones a reader should see.
+	first := perms[0]
 	var failed []Permutation
 	for _, p := range perms {
 		if !p.Held() {
 			failed = append(failed, p)
 		}
 	}
+	// List them in the order a reader can scan: by schedule, A before B.
+	slices.SortStableFunc(perms, func(a, b Permutation) int {
+		return slices.Compare(strings.Fields(a.Schedule), strings.Fields(b.Schedule))
+	})
+	r.Permutations = append(r.Permutations, perms...)
+
 	if len(failed) == 0 {
 		r.Transcript.Note("", fmt.Sprintf("all %d interleavings hold; the first, round robin:", len(perms)), "")
-		r.Transcript.include(perms[0].transcript)
+		r.Transcript.include(first.transcript)
 		return perms
 	}
 	shortest := slices.MinFunc(failed, func(a, b Permutation) int { return a.steps - b.steps })

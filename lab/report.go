@@ -224,3 +224,13 @@ func CellPattern(scenario, variant string) string {
 	}
 	return strings.Join(parts, "/")
 }
+
+// RowPattern is the go test -run pattern that selects one variant's row:
+// every scenario, that variant only.
+func RowPattern(variant string) string {
+	parts := []string{"^TestScenarios$", ".*"}
+	for _, p := range strings.Split(variant, "/") {
+		parts = append(parts, "^"+regexp.QuoteMeta(p)+"$")
+	}
+	return strings.Join(parts, "/")
+}

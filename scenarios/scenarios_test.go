@@ -149,18 +149,10 @@ func writeGolden(t *testing.T, rep *lab.Report) {
 	if err := os.WriteFile(goldenPath, []byte(matrix), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile(readmePath)
-	if err != nil {
+	if err := updateReadme(rep); err != nil {
 		t.Fatal(err)
 	}
-	updated, err := replaceMatrix(string(readme), matrix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(readmePath, []byte(updated), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("wrote %s and the matrix in %s", goldenPath, readmePath)
+	t.Logf("wrote %s and the generated blocks of %s", goldenPath, readmePath)
 }
 
 // TestTranscriptsRepeat runs the concurrent scenarios twice on variants that

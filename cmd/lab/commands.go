@@ -71,6 +71,34 @@ func cmdMatrix(stdout, stderr io.Writer, asJSON bool) error {
 	return nil
 }
 
+// cmdPermutations runs one variant's row and lists every interleaving its
+// concurrent scenarios enumerated.
+func cmdPermutations(stdout, stderr io.Writer, variantArg string) error {
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	variant, err := resolveVariant(root, variantArg)
+	if err != nil {
+		return err
+	}
+	rep, output, failed, err := runAndReport(stderr, root, lab.RowPattern(variant))
+	if err != nil {
+		return err
+	}
+	text, err := renderPermutations(rep, variant)
+	if err != nil {
+		return err
+	}
+	if _, err := io.WriteString(stdout, text); err != nil {
+		return err
+	}
+	if failed != nil {
+		return showFailure(stderr, output, failed)
+	}
+	return nil
+}
+
 // cmdExplain runs one cell and prints its verdict, evidence and transcript.
 func cmdExplain(stdout, stderr io.Writer, variantArg, scenario string) error {
 	root, err := moduleRoot()

@@ -11,6 +11,7 @@
 //	go run ./cmd/lab                            the verdict matrix and a footnote of evidence per ✗
 //	go run ./cmd/lab -json                      the same verdicts as JSON
 //	go run ./cmd/lab explain VARIANT SCENARIO   one cell: its verdict, broken guarantees and transcript
+//	go run ./cmd/lab permutations VARIANT       every interleaving of the concurrent scenarios, with its outcome
 //	go run ./cmd/lab diff VARIANT               a naive variant's code against correct/
 //
 // VARIANT is correct or naive/<mistake>; the naive/ prefix may be left out.
@@ -39,6 +40,7 @@ const usageText = `lab renders what the scenario tests (go test ./scenarios) rep
 usage:
   go run ./cmd/lab [-json]
   go run ./cmd/lab explain VARIANT SCENARIO
+  go run ./cmd/lab permutations VARIANT
   go run ./cmd/lab diff VARIANT
   go run ./cmd/lab help
 
@@ -48,6 +50,10 @@ subcommands:
   -json      the same run, printed as JSON for programs
   explain    run one cell; print its verdict, what the scenario shows, the
              variant's mistake, the broken guarantees and the transcript
+  permutations
+             run one variant's row; list every interleaving of two
+             concurrent deliveries (Race, ConflictRace) with its outcome,
+             and how many of them break the guarantee
   diff       show a naive variant's code against correct/ (git diff --no-index)
   help       print this text
 
@@ -59,6 +65,7 @@ examples:
   go run ./cmd/lab -json
   go run ./cmd/lab explain correct Race
   go run ./cmd/lab explain checkthenact Race
+  go run ./cmd/lab permutations checkthenact
   go run ./cmd/lab diff naive/checkthenact
 `
 
@@ -116,6 +123,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return report(stderr, usagef("explain takes a variant and a scenario: go run ./cmd/lab explain VARIANT SCENARIO"))
 		}
 		return report(stderr, cmdExplain(stdout, stderr, subArgs[0], subArgs[1]))
+	case "permutations":
+		if len(subArgs) != 1 {
+			return report(stderr, usagef("permutations takes one variant: go run ./cmd/lab permutations VARIANT"))
+		}
+		return report(stderr, cmdPermutations(stdout, stderr, subArgs[0]))
 	case "diff":
 		if len(subArgs) != 1 {
 			return report(stderr, usagef("diff takes one variant: go run ./cmd/lab diff VARIANT"))

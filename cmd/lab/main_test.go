@@ -324,8 +324,25 @@ func TestUsage(t *testing.T) {
 	}
 }
 
-func TestUsageDoesNotPromisePermutations(t *testing.T) {
-	if strings.Contains(usageText, "permutations") {
-		t.Errorf("usageText mentions permutations, which lab does not implement")
+func TestRenderPermutations(t *testing.T) {
+	rep := testReport()
+	race := rep.Variants[1].Results["Race"]
+	race.Permutations = []lab.Permutation{
+		{Schedule: "A1 B1 A2 B2", Outcome: "A applied, B error (other error); balance 1000", Failures: []string{"balance 1000, want 500"}},
+		{Schedule: "A1 A2 B1", Outcome: "A applied, B duplicate; balance 500"},
+	}
+	got, err := renderPermutations(rep, "naive/checkthenact")
+	if err != nil {
+		t.Fatalf("renderPermutations(rep, naive/checkthenact) error = %v", err)
+	}
+	want := "naive/checkthenact × Race: exactly one credit\n" +
+		"  ✗ A1 B1 A2 B2  A applied, B error (other error); balance 1000  balance 1000, want 500\n" +
+		"  ✓ A1 A2 B1     A applied, B duplicate; balance 500\n" +
+		"naive/checkthenact: 1 of 2 interleavings break Race\n\n"
+	if !strings.HasPrefix(got, want) {
+		t.Errorf("renderPermutations(rep, naive/checkthenact) = %q, want it to start with %q", got, want)
+	}
+	if _, err := renderPermutations(rep, "correct"); err == nil {
+		t.Errorf("renderPermutations(rep, correct) error = nil, want one: no cell of correct enumerated interleavings")
 	}
 }

@@ -188,3 +188,41 @@ func renderExplain(rep *lab.Report, variant, scenario string) (string, error) {
 	fmt.Fprintf(&b, "the same run as a test: go test ./scenarios -run '%s' -count=1 -lab.strict\n", cellPattern(s.Name, v.Name))
 	return b.String(), nil
 }
+
+// renderPermutations lists, for every scenario of variant's row that
+// enumerated interleavings, each interleaving with its outcome, and ends each
+// scenario with a count such as
+// "naive/checkthenact: 18 of 20 interleavings break Race".
+func renderPermutations(rep *lab.Report, variant string) (string, error) {
+	v, ok := findVariant(rep, variant)
+	if !ok {
+		return "", badArgf("variant %q has no row in the matrix; variants are: %s", variant, variantNames(rep))
+	}
+	var b strings.Builder
+	for _, s := range rep.Scenarios {
+		c := v.Results[s.Name]
+		if c == nil || len(c.Permutations) == 0 {
+			continue
+		}
+		width := 0
+		for _, p := range c.Permutations {
+			width = max(width, len(p.Schedule))
+		}
+		fmt.Fprintf(&b, "%s × %s: %s\n", v.Name, s.Name, s.Shows)
+		broken := 0
+		for _, p := range c.Permutations {
+			mark, why := lab.Pass, ""
+			if !p.Held() {
+				mark, why = lab.Fail, "  "+p.Failures[0]
+				broken++
+			}
+			fmt.Fprintf(&b, "  %s %-*s  %s%s\n", mark, width, p.Schedule, p.Outcome, why)
+		}
+		fmt.Fprintf(&b, "%s: %d of %d interleavings break %s\n\n", v.Name, broken, len(c.Permutations), s.Name)
+	}
+	if b.Len() == 0 {
+		return "", fmt.Errorf("no scenario of %s enumerated interleavings", variant)
+	}
+	b.WriteString("a transcript of the shortest broken one: go run ./cmd/lab explain " + variant + " SCENARIO\n")
+	return b.String(), nil
+}
