@@ -34,6 +34,7 @@ type DB struct {
 
 	mu      sync.Mutex
 	steps   map[string]int // statements so far, per session
+	pages   int64          // max_page_count for the handler's connections; 0 for none
 	faults  []*Fault
 	sched   *scheduler
 	answers []Answer
@@ -148,6 +149,30 @@ func (db *DB) Inject(f Fault) *Fault {
 	return p
 }
 
+// LimitPages caps the database at n pages for the handler's connections, as
+// a full disk would: a write that needs a new page fails with SQLITE_FULL.
+// 0 lifts the cap.
+func (db *DB) LimitPages(n int64) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.pages = n
+}
+
+func (db *DB) pageLimit() int64 {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	return db.pages
+}
+
+// PageCount returns the number of pages in the database file.
+func (db *DB) PageCount() int64 {
+	var n int64
+	if err := db.sql.QueryRow(`PRAGMA page_count`).Scan(&n); err != nil {
+		db.run.tb.Fatalf("PRAGMA page_count: %v", err)
+	}
+	return n
+}
+
 // Lift removes every fault, spent or not.
 func (db *DB) Lift() {
 	db.mu.Lock()
@@ -210,6 +235,7 @@ func (db *DB) fault(w When, s *Stmt) *Fault {
 	for _, f := range db.faults {
 		if f.matches(w, s) {
 			f.spent = !f.Persistent
+			f.fired++
 			return f
 		}
 	}
@@ -218,17 +244,25 @@ func (db *DB) fault(w When, s *Stmt) *Fault {
 
 // Deliver hands e to the variant's handler as a new session and returns its
 // answer. Around the call it checks what a single delivery must guarantee: a
-// failed attempt and a duplicate leave the database as it was; an applied or
-// duplicate answer is backed by the inbox row.
+// failed attempt and a duplicate leave the database as it was. (That an
+// applied or duplicate answer is backed by the inbox row is checked with the
+// other invariants, by Check.)
 func (db *DB) Deliver(e Event) Answer {
-	session := db.run.nextSession()
 	before := db.snapshot()
-	a := db.deliver(session, e)
+	a := db.Attempt(e)
 	after := db.snapshot()
 	if (a.Err != nil || a.Outcome == Duplicate) && !before.equal(after) {
-		db.run.Errorf("%s: Process(%v) = %v, but the database changed: %s", session, e, a, before.diff(after))
+		db.run.Errorf("%s: Process(%v) = %v, but the database changed: %s", a.Session, e, a, before.diff(after))
 	}
 	return a
+}
+
+// Attempt is Deliver without the check that a failed attempt changed
+// nothing. It is for deliveries whose answer may be lost after their work
+// became durable — a fault after COMMIT, a crash — where an error with the
+// event applied is the truth, and the redelivery must answer duplicate.
+func (db *DB) Attempt(e Event) Answer {
+	return db.deliver(db.run.nextSession(), e)
 }
 
 // deliver runs one delivery on a session and logs it.

@@ -22,6 +22,9 @@ import (
 type stepper interface {
 	before(ctx context.Context, s *Stmt) error
 	after(ctx context.Context, s *Stmt, r *StmtResult) error
+	// pageLimit is the max_page_count every connection must have before its
+	// next step: 0 for none. It is how a full disk is simulated.
+	pageLimit() int64
 }
 
 // connector wraps a modernc connector so that every connection it makes is
@@ -47,9 +50,33 @@ func (c *connector) Driver() driver.Driver { return c.base.Driver() }
 // conn is one hooked connection. It forwards every optional interface that
 // database/sql looks for, so that the pool behaves as it does unhooked.
 type conn struct {
-	base driver.Conn
-	c    *connector
-	inTx bool // between a successful BEGIN and its COMMIT or ROLLBACK
+	base  driver.Conn
+	c     *connector
+	inTx  bool  // between a successful BEGIN and its COMMIT or ROLLBACK
+	pages int64 // the max_page_count this connection has, 0 for SQLite's default
+}
+
+// noPageLimit is SQLite's default max_page_count.
+const noPageLimit = 4294967294
+
+// limitPages gives the connection the page limit the lab asks for, before a
+// step. PRAGMA max_page_count belongs to one connection, so each one is told
+// on its own; a write that needs a page beyond the limit fails with
+// SQLITE_FULL, as on a full disk.
+func (c *conn) limitPages() error {
+	want := c.c.hooks.pageLimit()
+	if want == c.pages {
+		return nil
+	}
+	n := want
+	if n == 0 {
+		n = noPageLimit
+	}
+	if _, err := c.base.(driver.ExecerContext).ExecContext(context.Background(), fmt.Sprintf("PRAGMA max_page_count = %d", n), nil); err != nil {
+		return fmt.Errorf("lab: setting max_page_count: %w", err)
+	}
+	c.pages = want
+	return nil
 }
 
 var (
@@ -83,6 +110,9 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 	}
 	if opts.ReadOnly {
 		s.SQL = "BEGIN" // modernc ignores _txlock for read-only transactions
+	}
+	if err := c.limitPages(); err != nil {
+		return nil, err
 	}
 	if err := c.c.hooks.before(ctx, s); err != nil {
 		return nil, err
@@ -142,6 +172,9 @@ func (c *conn) exec(ctx context.Context, query string, args []driver.NamedValue,
 	if s == nil {
 		return run(args)
 	}
+	if err := c.limitPages(); err != nil {
+		return nil, err
+	}
 	if err := c.c.hooks.before(ctx, s); err != nil {
 		return nil, err
 	}
@@ -162,6 +195,9 @@ func (c *conn) query(ctx context.Context, query string, args []driver.NamedValue
 	s := newStmt(ctx, opOf(query), query, args)
 	if s == nil {
 		return run(args)
+	}
+	if err := c.limitPages(); err != nil {
+		return nil, err
 	}
 	if err := c.c.hooks.before(ctx, s); err != nil {
 		return nil, err

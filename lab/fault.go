@@ -56,8 +56,15 @@ type Fault struct {
 	Rewrite func(args []driver.NamedValue)
 
 	spent bool
+	fired int
 }
 
+// Fired returns how many statements the fault has struck. A sweep that moves
+// a fault forward one statement at a time stops at the first position where
+// it no longer fires: the delivery ran clean.
+func (f *Fault) Fired() int { return f.fired }
+
+// matches reports whether f strikes s on side w.
 func (f *Fault) matches(w When, s *Stmt) bool {
 	return !f.spent && f.When == w &&
 		(f.Op == "" || f.Op == s.Op) &&

@@ -154,3 +154,26 @@ func kindName(kind error) string {
 	}
 	return kind.Error()
 }
+
+// Case runs body as one case of a scenario that tries many (a fault at each
+// statement, a crash at each point), on a run of its own. The case's broken
+// guarantees are reported on r, prefixed with its name; the transcript of
+// the first case that breaks one becomes part of r's, so that a failure
+// shows the story of one case rather than of hundreds. Case reports whether
+// the case held.
+func (r *Run) Case(name string, body func(c *Run)) bool {
+	c := r.child()
+	body(c)
+	c.Close()
+	if !c.Failed() {
+		return true
+	}
+	if !r.Failed() {
+		r.Transcript.Note("", "case "+name+":", "")
+		r.Transcript.include(&c.Transcript)
+	}
+	for _, f := range c.Failures() {
+		r.failures = append(r.failures, name+": "+f)
+	}
+	return false
+}

@@ -1,0 +1,123 @@
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+
+	"idemlab/lab"
+)
+
+// FaultSweep moves an injected error through a delivery one statement at a
+// time, as SQLite's own anomaly tests do: before statement 1, after
+// statement 1, before statement 2, … until the delivery runs clean. Each
+// position is tried one-shot (the fault strikes once, then the event is
+// redelivered) and persistent (it strikes every delivery until lifted, then
+// the event is redelivered). Whatever the position, the database must hold
+// either nothing of the event or all of it — never a credit without its
+// inbox row or a row without its credit — and the redelivery must finish
+// the job exactly once: applied if nothing was kept, duplicate if all was
+// (a fault after COMMIT loses only the answer). A last case fills the disk
+// (PRAGMA max_page_count) until a delivery does not fit, then frees it.
+func FaultSweep(r *lab.Run) {
+	cases, broken := 0, 0
+	for _, persistent := range []bool{false, true} {
+		for k := 1; ; k++ {
+			fired := false
+			for _, when := range []lab.When{lab.Before, lab.After} {
+				mode := "one-shot"
+				if persistent {
+					mode = "persistent"
+				}
+				name := fmt.Sprintf("%s fault %s statement %d", mode, when, k)
+				held := r.Case(name, func(c *lab.Run) {
+					fired = faultAt(c, lab.Fault{When: when, N: k, Persistent: persistent}) || fired
+				})
+				cases++
+				if !held {
+					broken++
+				}
+			}
+			if !fired {
+				break // the delivery has fewer than k statements: it ran clean
+			}
+		}
+	}
+	cases++
+	if !r.Case("full disk", fullDisk) {
+		broken++
+	}
+	if broken == 0 {
+		r.Notef("%d fault cases: each left nothing or everything, and the redelivery finished the job once", cases)
+	}
+}
+
+// faultAt delivers one event under fault f (twice when f is persistent),
+// checks that each attempt left all or nothing, lifts the fault, redelivers,
+// and reports whether the fault struck at all.
+func faultAt(c *lab.Run, f lab.Fault) bool {
+	db := c.Open()
+	e := credit("evt-6", 500)
+	fault := db.Inject(f)
+	attempts := 1
+	if f.Persistent {
+		attempts = 2
+	}
+	kept := false
+	for range attempts {
+		a := db.Attempt(e)
+		kept = allOrNothing(c, db, a) || kept
+	}
+	if fault.Fired() == 0 {
+		return false
+	}
+	db.Lift()
+	want := lab.Applied
+	if kept {
+		want = lab.Duplicate
+	}
+	c.WantOutcome(db.Deliver(e), want)
+	c.WantBalance(db, 1, 500)
+	c.WantInbox(db, 1)
+	return true
+}
+
+// allOrNothing checks that after attempt a the database holds none of the
+// event or all of it, and that an "applied" answer means all of it. It
+// reports whether the event is kept.
+func allOrNothing(c *lab.Run, db *lab.DB, a lab.Answer) bool {
+	rows, balance := db.InboxRows(), db.Balance(1)
+	switch {
+	case rows == 0 && balance == 0:
+		if a.Err == nil {
+			c.Errorf("%s: Process(%v) = %v, but nothing was kept", a.Session, a.Event, a)
+		}
+		return false
+	case rows == 1 && balance == a.Event.Amount:
+		return true
+	}
+	c.Errorf("%s: Process(%v) = %v, and left it half done: %d inbox rows, balance %d",
+		a.Session, a.Event, a, rows, balance)
+	return rows > 0
+}
+
+// fullDisk caps the database at its current size and delivers new events
+// until one does not fit: that one must fail and leave nothing (Deliver
+// checks it), and once the cap is lifted its redelivery applies.
+func fullDisk(c *lab.Run) {
+	db := c.Open()
+	db.LimitPages(db.PageCount())
+	pad := strings.Repeat("x", 100) // long ids fill pages fast
+	for i := 1; i <= 500; i++ {
+		e := lab.Event{Source: "provider-a", EventID: fmt.Sprintf("evt-%03d-%s", i, pad), AccountID: 1, Amount: int64(i)}
+		a := db.Deliver(e)
+		if a.Err == nil {
+			c.WantOutcome(a, lab.Applied)
+			continue
+		}
+		db.LimitPages(0)
+		c.WantOutcome(db.Deliver(e), lab.Applied)
+		c.WantBalance(db, 1, int64(i*(i+1)/2)) // 1 + 2 + … + i
+		return
+	}
+	c.Errorf("500 deliveries into a database capped at its size all applied; want one to fail with SQLITE_FULL")
+}
