@@ -45,6 +45,20 @@ type DB struct {
 // job, not the variant's: a failure here stops the test.
 func (r *Run) Open(accounts ...Account) *DB {
 	r.tb.Helper()
+	return r.open(false, accounts)
+}
+
+// OpenWAL is Open with the database file in write-ahead-log mode, which
+// changes how commits reach the file and how a crash is recovered from. The
+// mode is a property of the file, set once at setup; the variant's DSN is
+// unchanged.
+func (r *Run) OpenWAL(accounts ...Account) *DB {
+	r.tb.Helper()
+	return r.open(true, accounts)
+}
+
+func (r *Run) open(wal bool, accounts []Account) *DB {
+	r.tb.Helper()
 	if len(accounts) == 0 {
 		accounts = []Account{{ID: 1}}
 	}
@@ -54,13 +68,13 @@ func (r *Run) Open(accounts ...Account) *DB {
 	// Setting up a database costs a few fsyncs; enumerating interleavings
 	// opens hundreds. The first database with a given seed is set up for
 	// real, the others are byte copies of it, which is the same thing.
-	seed := fmt.Sprint(accounts)
+	seed := fmt.Sprint(wal, accounts)
 	if tmpl, ok := r.templates[seed]; ok {
 		if err := os.WriteFile(path, tmpl, 0o600); err != nil {
 			r.tb.Fatalf("copying the set-up database to %s: %v", path, err)
 		}
 	} else {
-		if err := setup(dsn, r.Variant.Schema, accounts); err != nil {
+		if err := setup(dsn, r.Variant.Schema, wal, accounts); err != nil {
 			r.tb.Fatalf("setting up %s for %s: %v", path, r.Variant.Name, err)
 		}
 		tmpl, err := os.ReadFile(path)
@@ -84,7 +98,7 @@ func (r *Run) Open(accounts ...Account) *DB {
 	}
 	db.sql = sql.OpenDB(&connector{base: base, hooks: db, begin: beginStatement(dsn)})
 	db.proc = r.Variant.New(db.sql)
-	r.open = append(r.open, db)
+	r.opened = append(r.opened, db)
 	return db
 }
 
@@ -107,13 +121,19 @@ func (r *Run) tempDir() string {
 // setup creates the schema and the accounts on a connection of its own, the
 // way a migration tool would before the service starts. Whatever that
 // connection's settings were, the handler's connections do not inherit them.
-func setup(dsn, schema string, accounts []Account) error {
+func setup(dsn, schema string, wal bool, accounts []Account) error {
 	c, err := sqlite.NewConnector(dsn)
 	if err != nil {
 		return err
 	}
 	db := sql.OpenDB(c)
 	defer db.Close()
+	if wal {
+		var mode string
+		if err := db.QueryRow(`PRAGMA journal_mode = WAL`).Scan(&mode); err != nil || mode != "wal" {
+			return fmt.Errorf("PRAGMA journal_mode = WAL: %q, %v", mode, err)
+		}
+	}
 	if _, err := db.Exec(schema); err != nil {
 		return fmt.Errorf("schema: %w", err)
 	}

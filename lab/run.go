@@ -25,7 +25,7 @@ type Run struct {
 	notes     []string
 	sessions  int
 	dbs       int
-	open      []*DB
+	opened    []*DB
 	templates map[string][]byte // freshly set up database files, by seed
 }
 
@@ -87,13 +87,13 @@ func (r *Run) nextSession() string {
 // Close checks the invariants of every database the run opened and closes
 // them. The harness calls it after the scenario body.
 func (r *Run) Close() {
-	for _, db := range r.open {
+	for _, db := range r.opened {
 		db.Check()
 		if err := db.close(); err != nil {
 			r.tb.Errorf("closing %s: %v", db.Path, err)
 		}
 	}
-	r.open = nil
+	r.opened = nil
 }
 
 // WantOutcome reports a failure unless a is the successful outcome want.

@@ -20,42 +20,51 @@ import (
 // (PRAGMA max_page_count) until a delivery does not fit, then frees it.
 func FaultSweep(r *lab.Run) {
 	cases, broken := 0, 0
-	for _, persistent := range []bool{false, true} {
-		for k := 1; ; k++ {
-			fired := false
-			for _, when := range []lab.When{lab.Before, lab.After} {
-				mode := "one-shot"
-				if persistent {
-					mode = "persistent"
-				}
-				name := fmt.Sprintf("%s fault %s statement %d", mode, when, k)
-				held := r.Case(name, func(c *lab.Run) {
-					fired = faultAt(c, lab.Fault{When: when, N: k, Persistent: persistent}) || fired
-				})
-				cases++
-				if !held {
-					broken++
-				}
-			}
-			if !fired {
-				break // the delivery has fewer than k statements: it ran clean
-			}
+	try := func(name string, body func(c *lab.Run)) {
+		cases++
+		if !r.Case(name, body) {
+			broken++
 		}
 	}
-	cases++
-	if !r.Case("full disk", fullDisk) {
-		broken++
+	for _, j := range journals {
+		for _, persistent := range []bool{false, true} {
+			mode := "one-shot"
+			if persistent {
+				mode = "persistent"
+			}
+			for k := 1; ; k++ {
+				fired := false
+				for _, when := range []lab.When{lab.Before, lab.After} {
+					try(fmt.Sprintf("%s, %s fault %s statement %d", j.name, mode, when, k), func(c *lab.Run) {
+						fired = faultAt(c, j.open(c), lab.Fault{When: when, N: k, Persistent: persistent}) || fired
+					})
+				}
+				if !fired {
+					break // the delivery has fewer than k statements: it ran clean
+				}
+			}
+		}
+		try(j.name+", full disk", func(c *lab.Run) { fullDisk(c, j.open(c)) })
 	}
 	if broken == 0 {
-		r.Notef("%d fault cases: each left nothing or everything, and the redelivery finished the job once", cases)
+		r.Notef("%d fault cases in both journal modes: each left nothing or everything, and the redelivery finished the job once", cases)
 	}
+}
+
+// journals are the two ways SQLite makes a commit durable; faults and
+// crashes are tried in both.
+var journals = []struct {
+	name string
+	open func(c *lab.Run) *lab.DB
+}{
+	{"rollback journal", func(c *lab.Run) *lab.DB { return c.Open() }},
+	{"WAL", func(c *lab.Run) *lab.DB { return c.OpenWAL() }},
 }
 
 // faultAt delivers one event under fault f (twice when f is persistent),
 // checks that each attempt left all or nothing, lifts the fault, redelivers,
 // and reports whether the fault struck at all.
-func faultAt(c *lab.Run, f lab.Fault) bool {
-	db := c.Open()
+func faultAt(c *lab.Run, db *lab.DB, f lab.Fault) bool {
 	e := credit("evt-6", 500)
 	fault := db.Inject(f)
 	attempts := 1
@@ -103,8 +112,7 @@ func allOrNothing(c *lab.Run, db *lab.DB, a lab.Answer) bool {
 // fullDisk caps the database at its current size and delivers new events
 // until one does not fit: that one must fail and leave nothing (Deliver
 // checks it), and once the cap is lifted its redelivery applies.
-func fullDisk(c *lab.Run) {
-	db := c.Open()
+func fullDisk(c *lab.Run, db *lab.DB) {
 	db.LimitPages(db.PageCount())
 	pad := strings.Repeat("x", 100) // long ids fill pages fast
 	for i := 1; i <= 500; i++ {
