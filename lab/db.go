@@ -29,6 +29,8 @@ type DB struct {
 
 	run     *Run
 	sql     *sql.DB
+	dsn     string
+	wal     bool
 	proc    Processor
 	initial map[int64]int64 // balances as seeded
 
@@ -83,23 +85,38 @@ func (r *Run) open(wal bool, accounts []Account) *DB {
 		}
 		r.templates[seed] = tmpl
 	}
-	base, err := sqlite.NewConnector(dsn)
-	if err != nil {
-		r.tb.Fatalf("sqlite.NewConnector(%q): %v", dsn, err)
-	}
-	db := &DB{
-		Path:    path,
-		run:     r,
-		initial: map[int64]int64{},
-		steps:   map[string]int{},
-	}
+	db := r.attach(path, wal)
 	for _, a := range accounts {
 		db.initial[a.ID] = a.Balance
 	}
-	db.sql = sql.OpenDB(&connector{base: base, hooks: db, begin: beginStatement(dsn)})
-	db.proc = r.Variant.New(db.sql)
 	r.opened = append(r.opened, db)
 	return db
+}
+
+// attach opens the database file at path, already set up, with the run's
+// variant: its DSN through the hooking connector, and its handler on top.
+func (r *Run) attach(path string, wal bool) *DB {
+	db := &DB{
+		Path:    path,
+		run:     r,
+		dsn:     r.Variant.DSN(path),
+		wal:     wal,
+		initial: map[int64]int64{},
+		steps:   map[string]int{},
+	}
+	db.sql = db.openPool()
+	db.proc = r.Variant.New(db.sql)
+	return db
+}
+
+// openPool opens a connection pool on the database through the hooking
+// connector.
+func (db *DB) openPool() *sql.DB {
+	base, err := sqlite.NewConnector(db.dsn)
+	if err != nil {
+		db.run.tb.Fatalf("sqlite.NewConnector(%q): %v", db.dsn, err)
+	}
+	return sql.OpenDB(&connector{base: base, hooks: db, begin: beginStatement(db.dsn)})
 }
 
 // tempDir returns a new directory for database files, removed when the test
@@ -218,6 +235,9 @@ func (db *DB) before(ctx context.Context, s *Stmt) error {
 	if f == nil {
 		return nil
 	}
+	if f.crash {
+		db.die(s, Before)
+	}
 	if f.Rewrite != nil {
 		was := s.Text()
 		f.Rewrite(s.Args)
@@ -241,6 +261,9 @@ func (db *DB) after(ctx context.Context, s *Stmt, r *StmtResult) error {
 	f := db.fault(After, s)
 	if f == nil {
 		return nil
+	}
+	if f.crash {
+		db.die(s, After)
 	}
 	err := f.failure(s)
 	db.run.Transcript.Note(s.Session, "the handler is told", "error: "+err.Error())

@@ -55,6 +55,7 @@ type Fault struct {
 	// the database, such as a unit conversion that produces 0.
 	Rewrite func(args []driver.NamedValue)
 
+	crash bool // kill the process instead (crash children only; see Crash)
 	spent bool
 	fired int
 }

@@ -12,6 +12,8 @@ var All = []lab.Scenario{
 		Shows: "a failure between the inbox INSERT and the credit leaves neither; the retry applies", Run: Rollback},
 	{Name: "FaultSweep", Short: "Fault", Claims: "C4, C11",
 		Shows: "an error before and after every statement, one-shot and persistent, and a full disk: all or nothing, then applied once", Run: FaultSweep},
+	{Name: "Crash", Short: "Crash", Claims: "C13",
+		Shows: "the process killed before and after every statement, both journal modes: recovers to all or nothing, then applied once", Run: Crash},
 	{Name: "Concurrent", Short: "Conc", Claims: "C17",
 		Shows: "20 (and 64) deliveries of one event on 8 goroutines: 1 applied, the rest duplicates, no error", Run: Concurrent},
 	{Name: "Race", Short: "Race", Claims: "C3, C4, C10",

@@ -186,3 +186,7 @@ func scenarioNamed(t *testing.T, name string) lab.Scenario {
 	t.Fatalf("no scenario %q", name)
 	return lab.Scenario{}
 }
+
+// TestCrashChild is the process that Crash kills: it does nothing unless the
+// Crash scenario started it.
+func TestCrashChild(t *testing.T) { lab.CrashChild(t, variants) }

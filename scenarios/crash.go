@@ -1,0 +1,67 @@
+package scenarios
+
+import (
+	"fmt"
+
+	"idemlab/lab"
+)
+
+// Crash kills the process that is delivering an event (SIGKILL, in a child
+// process) before and after each of its statements in turn — after COMMIT
+// too, when the work is durable but the answer never left — in both journal
+// modes. The database is reopened as a restarted service would, and must
+// pass PRAGMA integrity_check and hold all of the event or none of it; the
+// redelivery must then finish the job exactly once.
+func Crash(r *lab.Run) {
+	cases, broken := 0, 0
+	for _, j := range journals {
+		for k := 1; ; k++ {
+			clean := false
+			for _, when := range []lab.When{lab.Before, lab.After} {
+				cases++
+				held := r.Case(fmt.Sprintf("%s, killed %s statement %d", j.name, when, k), func(c *lab.Run) {
+					db := j.open(c)
+					e := credit("evt-7", 500)
+					killed, a := db.Crash(e, when, k)
+					if !killed {
+						clean = true
+						c.WantOutcome(a, lab.Applied)
+						return
+					}
+					kept := recovered(c, db, e, fmt.Sprintf("killed %s statement %d", when, k))
+					want := lab.Applied
+					if kept {
+						want = lab.Duplicate
+					}
+					c.WantOutcome(db.Deliver(e), want)
+					c.WantBalance(db, 1, 500)
+					c.WantInbox(db, 1)
+				})
+				if !held {
+					broken++
+				}
+			}
+			if clean {
+				break // the delivery has fewer than k statements: it ran clean
+			}
+		}
+	}
+	if broken == 0 {
+		r.Notef("%d crash points in both journal modes: each recovered to all or nothing, and the redelivery finished the job once", cases)
+	}
+}
+
+// recovered checks that the reopened database holds all of e or none of it,
+// and reports whether it holds all.
+func recovered(c *lab.Run, db *lab.DB, e lab.Event, how string) bool {
+	rows, balance := db.InboxRows(), db.Balance(1)
+	switch {
+	case rows == 0 && balance == 0:
+		return false
+	case rows == 1 && balance == e.Amount:
+		return true
+	}
+	c.Errorf("Process(%v) %s, then reopened = %d inbox rows, balance %d, want all of the event or none",
+		e, how, rows, balance)
+	return rows > 0
+}
