@@ -136,7 +136,7 @@ func CrashChild(t *testing.T, variants []Variant) {
 	r := NewRun(t, *v)
 	db := r.attach(spec.Path, spec.WAL)
 	db.Inject(Fault{When: spec.When, N: spec.N, crash: true})
-	a := db.deliver(spec.Session, spec.Event)
+	a := db.deliver(spec.Session, spec.Event, 0)
 	fmt.Print(r.Transcript.String())
 	errText := ""
 	if a.Err != nil {

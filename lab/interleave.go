@@ -50,20 +50,21 @@ func (r *Run) Interleavings(accounts []Account, sessions [][]Event, want func(c 
 	explore = func(plan []string) {
 		c := r.child()
 		db := c.Open(accounts...)
-		answers, decisions := db.schedule(plan, sessions)
+		answers, decisions := db.schedule(func(step int, _ []string, robin string) string {
+			if step < len(plan) {
+				return plan[step]
+			}
+			return robin
+		}, sessions)
 		want(c, db, answers)
 		outcome := summarize(answers, db.snapshot())
 		c.Close()
-		steps := make([]string, len(decisions))
-		for i, d := range decisions {
-			steps[i] = d.step
-		}
 		perms = append(perms, Permutation{
-			Schedule:   strings.Join(steps, " "),
+			Schedule:   scheduleString(decisions),
 			Outcome:    outcome,
 			Failures:   c.Failures(),
 			transcript: &c.Transcript,
-			steps:      len(steps),
+			steps:      len(decisions),
 		})
 		for i := len(plan); i < len(decisions); i++ {
 			for _, alt := range decisions[i].choices {

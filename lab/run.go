@@ -35,8 +35,12 @@ func NewRun(tb testing.TB, v Variant) *Run {
 	return &Run{Variant: v, tb: tb, templates: map[string][]byte{}}
 }
 
-// child returns a run of the same variant with a transcript and failures of
-// its own, for one interleaving of many.
+// Child returns a run of the same variant with a transcript, failures and
+// databases of its own, for one case of many (an interleaving, a fault
+// position, a property test case). Its invariants are checked by its own
+// Close.
+func (r *Run) Child() *Run { return r.child() }
+
 func (r *Run) child() *Run {
 	return &Run{Variant: r.Variant, tb: r.tb, templates: r.templates}
 }
@@ -177,3 +181,13 @@ func (r *Run) Case(name string, body func(c *Run)) bool {
 	}
 	return false
 }
+
+// Restart forgets the run's transcript, failures and session names, for a
+// new story on databases that were Reset.
+func (r *Run) Restart() {
+	r.Transcript = Transcript{}
+	r.failures, r.notes, r.sessions = nil, nil, 0
+}
+
+// TestName is the name of the test running r, as -run selects it.
+func (r *Run) TestName() string { return r.tb.Name() }

@@ -99,8 +99,46 @@ func (sc *scheduler) find(name string) *session {
 // counts as having taken its turn. It returns the answers in the order they
 // were given. It must be called inside a synctest bubble.
 func (db *DB) Concurrently(sessions ...[]Event) []Answer {
-	answers, _ := db.schedule(nil, sessions)
+	answers, _ := db.schedule(roundRobin, sessions)
 	return answers
+}
+
+// Chooser decides which session takes the next step: given the decision's
+// number (from 0), the sessions parked before a statement (never empty),
+// and the one round robin would pick, it returns one of the parked ones.
+type Chooser func(step int, parked []string, robin string) string
+
+// roundRobin is the Chooser of Concurrently.
+func roundRobin(_ int, _ []string, robin string) string { return robin }
+
+// Interleave runs the sessions like Concurrently, but lets choose pick every
+// step, for example from a property test's random draws. It returns the
+// answers and the schedule it followed ("A1 B1 A2 …").
+//
+// Unlike Concurrently's, its answers are in the order of the sessions (the
+// answers of the first list of events first), whoever finished first.
+func (db *DB) Interleave(choose Chooser, sessions ...[]Event) ([]Answer, string) {
+	answers, decisions := db.schedule(choose, sessions)
+	slices.SortStableFunc(answers, func(a, b Answer) int { return sessionIndex(a.Session) - sessionIndex(b.Session) })
+	return answers, scheduleString(decisions)
+}
+
+// sessionIndex orders session names as nextSession makes them: A, B, …, Z,
+// AA, AB, …
+func sessionIndex(name string) int {
+	n := 0
+	for _, c := range name {
+		n = n*26 + int(c-'A') + 1
+	}
+	return n
+}
+
+func scheduleString(decisions []decision) string {
+	steps := make([]string, len(decisions))
+	for i, d := range decisions {
+		steps[i] = d.step
+	}
+	return strings.Join(steps, " ")
 }
 
 // decision is one choice the scheduler made: which of the sessions parked
@@ -111,12 +149,10 @@ type decision struct {
 	step    string // the step taken, e.g. "B2"
 }
 
-// schedule runs the sessions, following plan (one session name per
-// decision) as far as it goes and round robin after that, and returns the
-// answers and every decision made. Replaying a prefix of the decisions of
-// one run reproduces that run exactly up to there, which is what lets
-// Interleavings enumerate all of them.
-func (db *DB) schedule(plan []string, sessions [][]Event) ([]Answer, []decision) {
+// schedule runs the sessions, letting choose pick each step, and returns the
+// answers and every decision made. Replaying the decisions of one run
+// reproduces it exactly, which is what lets Interleavings enumerate them.
+func (db *DB) schedule(choose Chooser, sessions [][]Event) ([]Answer, []decision) {
 	sc := &scheduler{db: db}
 	db.mu.Lock()
 	db.sched = sc
@@ -135,7 +171,7 @@ func (db *DB) schedule(plan []string, sessions [][]Event) ([]Answer, []decision)
 		sc.mu.Unlock()
 		go func() {
 			for _, e := range events {
-				db.deliver(s.name, e)
+				db.deliver(s.name, e, 0)
 			}
 			sc.mu.Lock()
 			s.done = true
@@ -146,22 +182,26 @@ func (db *DB) schedule(plan []string, sessions [][]Event) ([]Answer, []decision)
 		// order.
 		synctest.Wait()
 	}
-	decisions := sc.run(plan)
-	steps := make([]string, len(decisions))
-	for i, d := range decisions {
-		steps[i] = d.step
-	}
-	db.run.Transcript.Note("", "schedule: "+strings.Join(steps, " "), "")
+	defer func() {
+		// A chooser that panics (a property test's draw that ends the test
+		// case) must not leave sessions parked forever: finish them round
+		// robin, then let the panic go on.
+		if p := recover(); p != nil {
+			sc.run(roundRobin)
+			panic(p)
+		}
+	}()
+	decisions := sc.run(choose)
+	db.run.Transcript.Note("", "schedule: "+scheduleString(decisions), "")
 
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	return append([]Answer(nil), db.answers[first:]...), decisions
 }
 
-// run steps the sessions until all are done: the session plan names while
-// the plan lasts, then round robin from the session after the last one
-// stepped.
-func (sc *scheduler) run(plan []string) []decision {
+// run steps the sessions until all are done, each step the one choose
+// picks.
+func (sc *scheduler) run(choose Chooser) []decision {
 	var decisions []decision
 	next := 0
 	for {
@@ -173,14 +213,11 @@ func (sc *scheduler) run(plan []string) []decision {
 			sc.settle(true) // only waiters are left: one of them must get the lock
 			continue
 		}
-		var s *session
-		if i := len(decisions); i < len(plan) {
-			s = sc.find(plan[i])
-			if !slices.Contains(parked, s) {
-				panic(fmt.Sprintf("lab: schedule step %d names session %q, which cannot run; the parked sessions are %v", i+1, plan[i], names(parked)))
-			}
-		} else {
-			s = sc.roundRobin(parked, next)
+		robin := sc.roundRobin(parked, next)
+		name := choose(len(decisions), names(parked), robin.name)
+		s := sc.find(name)
+		if !slices.Contains(parked, s) {
+			panic(fmt.Sprintf("lab: schedule step %d picks session %q, which cannot run; the parked sessions are %v", len(decisions)+1, name, names(parked)))
 		}
 		next = slices.Index(sc.sessions, s) + 1
 		decisions = append(decisions, decision{choices: names(parked), chosen: s.name, step: sc.step(s)})

@@ -54,16 +54,21 @@ func (t *Transcript) Len() int {
 }
 
 // String renders the transcript with the results in one column.
-func (t *Transcript) String() string {
+func (t *Transcript) String() string { return t.From(0) }
+
+// From renders the lines from the n-th on (see Len), for a story that
+// wants only the part of a run that one step wrote.
+func (t *Transcript) From(n int) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	lines := t.lines[min(n, len(t.lines)):]
 	width := 0
-	for _, l := range t.lines {
+	for _, l := range lines {
 		width = max(width, len(l.prefix())+len(l.text))
 	}
 	width = min(width, 100)
 	var b strings.Builder
-	for _, l := range t.lines {
+	for _, l := range lines {
 		left := l.prefix() + l.text
 		right := l.note
 		if l.result != nil {

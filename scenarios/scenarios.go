@@ -32,6 +32,8 @@ var All = []lab.Scenario{
 		Shows: "two events with equal account and amount both apply", Run: DistinctEvents},
 	{Name: "LockTimeout", Short: "Lock", Claims: "C14, C15",
 		Shows: "the write lock held elsewhere: busy, never duplicate; applies once later", Run: LockTimeout},
+	{Name: "Property", Short: "Prop", Claims: "all",
+		Shows: "rapid's random stories agree with a model of the ledger, or shrink to the smallest that does not", Run: Property},
 	{Name: "Summary", Short: "Sum", Claims: "C17",
 		Shows: "the article's own run: balance 1500, inbox 3, applied 1, duplicate 19", Run: Summary},
 }

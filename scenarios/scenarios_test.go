@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 
@@ -20,6 +21,32 @@ var (
 
 const goldenPath = "testdata/matrix.golden"
 
+// TestMain gives rapid the settings of the matrix unless the command line
+// chose others: a fixed seed, because the matrix must be the same on every
+// run (-rapid.seed=N explores another); no fail files, which rapid would
+// write into testdata/ for every naive variant it catches (the seed in the
+// evidence reproduces a failure just as well); and no time limit on
+// shrinking.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	set := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["rapid.seed"] {
+		flag.Set("rapid.seed", "1")
+	}
+	if !set["rapid.nofailfile"] && !set["rapid.failfile"] {
+		flag.Set("rapid.nofailfile", "true")
+	}
+	// Scenarios run in synctest bubbles, where rapid's clock is the fake one
+	// and a delivery that waits out a busy timeout moves it by seconds. A
+	// time limit on shrinking would then cut it short after a few such
+	// stories; shrinking ends on its own anyway.
+	if !set["rapid.shrinktime"] {
+		flag.Set("rapid.shrinktime", "1000h")
+	}
+	os.Exit(m.Run())
+}
+
 // TestScenarios runs every scenario against every variant, as
 // TestScenarios/<scenario>/<variant>: -run picks a cell
 // ('TestScenarios/Race/naive/checkthenact'), a column ('TestScenarios/Race')
@@ -34,12 +61,18 @@ const goldenPath = "testdata/matrix.golden"
 func TestScenarios(t *testing.T) {
 	golden, goldenErr := readGolden()
 	rep := lab.NewReport(scenarios.All, variants)
+	var mu sync.Mutex // guards rep: the cells of a column run in parallel
 	for _, sc := range scenarios.All {
 		t.Run(sc.Name, func(t *testing.T) {
 			for _, v := range variants {
 				t.Run(v.Name, func(t *testing.T) {
+					// Every cell has its own databases and its own bubble:
+					// running them side by side changes nothing in them.
+					t.Parallel()
 					cell := runCell(t, sc, v)
+					mu.Lock()
 					rep.Set(v.Name, sc.Name, cell)
+					mu.Unlock()
 					judge(t, sc, v, cell, golden, goldenErr)
 				})
 			}
