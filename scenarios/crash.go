@@ -29,13 +29,7 @@ func Crash(r *lab.Run) {
 						return
 					}
 					kept := recovered(c, db, e, fmt.Sprintf("killed %s statement %d", when, k))
-					want := lab.Applied
-					if kept {
-						want = lab.Duplicate
-					}
-					c.WantOutcome(db.Deliver(e), want)
-					c.WantBalance(db, 1, 500)
-					c.WantInbox(db, 1)
+					finishOnce(c, db, e, kept)
 				})
 				if !held {
 					broken++

@@ -80,14 +80,21 @@ func faultAt(c *lab.Run, db *lab.DB, f lab.Fault) bool {
 		return false
 	}
 	db.Lift()
+	finishOnce(c, db, e, kept)
+	return true
+}
+
+// finishOnce redelivers e after a fault or a crash and checks that it
+// finishes the job exactly once: applied if nothing of it was kept, a
+// duplicate if all of it was.
+func finishOnce(c *lab.Run, db *lab.DB, e lab.Event, kept bool) {
 	want := lab.Applied
 	if kept {
 		want = lab.Duplicate
 	}
 	c.WantOutcome(db.Deliver(e), want)
-	c.WantBalance(db, 1, 500)
+	c.WantBalance(db, 1, e.Amount)
 	c.WantInbox(db, 1)
-	return true
 }
 
 // allOrNothing checks that after attempt a the database holds none of the

@@ -74,33 +74,20 @@ func cmdMatrix(stdout, stderr io.Writer, asJSON bool) error {
 // cmdPermutations runs one variant's row and lists every interleaving its
 // concurrent scenarios enumerated.
 func cmdPermutations(stdout, stderr io.Writer, variantArg string) error {
-	root, err := moduleRoot()
-	if err != nil {
-		return err
-	}
-	variant, err := resolveVariant(root, variantArg)
-	if err != nil {
-		return err
-	}
-	rep, output, failed, err := runAndReport(stderr, root, lab.RowPattern(variant))
-	if err != nil {
-		return err
-	}
-	text, err := renderPermutations(rep, variant)
-	if err != nil {
-		return err
-	}
-	if _, err := io.WriteString(stdout, text); err != nil {
-		return err
-	}
-	if failed != nil {
-		return showFailure(stderr, output, failed)
-	}
-	return nil
+	return runVariant(stdout, stderr, variantArg, lab.RowPattern, renderPermutations)
 }
 
 // cmdExplain runs one cell and prints its verdict, evidence and transcript.
 func cmdExplain(stdout, stderr io.Writer, variantArg, scenario string) error {
+	return runVariant(stdout, stderr, variantArg,
+		func(variant string) string { return cellPattern(scenario, variant) },
+		func(rep *lab.Report, variant string) (string, error) { return renderExplain(rep, variant, scenario) })
+}
+
+// runVariant is what explain and permutations share: resolve the variant,
+// run the tests that pattern selects for it, and print what render makes of
+// their report.
+func runVariant(stdout, stderr io.Writer, variantArg string, pattern func(variant string) string, render func(rep *lab.Report, variant string) (string, error)) error {
 	root, err := moduleRoot()
 	if err != nil {
 		return err
@@ -109,11 +96,11 @@ func cmdExplain(stdout, stderr io.Writer, variantArg, scenario string) error {
 	if err != nil {
 		return err
 	}
-	rep, output, failed, err := runAndReport(stderr, root, cellPattern(scenario, variant))
+	rep, output, failed, err := runAndReport(stderr, root, pattern(variant))
 	if err != nil {
 		return err
 	}
-	text, err := renderExplain(rep, variant, scenario)
+	text, err := render(rep, variant)
 	if err != nil {
 		return err
 	}
