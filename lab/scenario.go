@@ -1,5 +1,10 @@
 package lab
 
+import (
+	"testing"
+	"testing/synctest"
+)
+
 // Scenario is one column of the verdict matrix: a story told identically to
 // every variant.
 type Scenario struct {
@@ -14,4 +19,26 @@ type Scenario struct {
 	// Run tells the story. It reports broken guarantees with r.Errorf; the
 	// harness checks the invariants afterwards (Run.Close).
 	Run func(r *Run)
+}
+
+// RunCell runs scenario sc against variant v in a synctest bubble — where
+// the scheduler can tell a session waiting for a lock from one that is
+// parked, and where lock timeouts take no real time — and returns the
+// verdict with its evidence. Failures of v are in the cell, not on t; t
+// fails only if the lab itself cannot work.
+func RunCell(t *testing.T, sc Scenario, v Variant) *Cell {
+	var cell *Cell
+	synctest.Test(t, func(t *testing.T) {
+		r := NewRun(t, v)
+		sc.Run(r)
+		r.Close()
+		cell = &Cell{
+			Pass:         !r.Failed(),
+			Detail:       r.Detail(),
+			Failures:     r.Failures(),
+			Transcript:   r.Transcript.String(),
+			Permutations: r.Permutations,
+		}
+	})
+	return cell
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"testing/synctest"
 
 	"idemlab/lab"
 	"idemlab/scenarios"
@@ -88,24 +87,9 @@ func TestScenarios(t *testing.T) {
 	}
 }
 
-// runCell runs one scenario against one variant in a synctest bubble, where
-// the scheduler can tell a session waiting for a lock from one that is
-// parked, and where lock timeouts take no real time.
+// runCell runs one scenario against one variant (see lab.RunCell).
 func runCell(t *testing.T, sc lab.Scenario, v lab.Variant) *lab.Cell {
-	var cell *lab.Cell
-	synctest.Test(t, func(t *testing.T) {
-		r := lab.NewRun(t, v)
-		sc.Run(r)
-		r.Close()
-		cell = &lab.Cell{
-			Pass:         !r.Failed(),
-			Detail:       r.Detail(),
-			Failures:     r.Failures(),
-			Transcript:   r.Transcript.String(),
-			Permutations: r.Permutations,
-		}
-	})
-	return cell
+	return lab.RunCell(t, sc, v)
 }
 
 // judge compares a verdict with the golden matrix and, for the correct

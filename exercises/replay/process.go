@@ -1,0 +1,83 @@
+package replay
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"idemlab/lab"
+)
+
+// Receipt is the answer a provider gets for a delivery.
+type Receipt struct {
+	Outcome lab.Outcome
+	Balance int64 // the account's balance right after this event was applied
+}
+
+// Handler applies credit events and answers with receipts.
+type Handler struct {
+	db *sql.DB
+}
+
+// New returns a handler over db, which must have been opened with DSN.
+func New(db *sql.DB) *Handler { return &Handler{db: db} }
+
+// Process applies e at most once and returns its receipt; a repeat gets the
+// receipt of the first delivery.
+func (h *Handler) Process(ctx context.Context, e lab.Event) (Receipt, error) {
+	if err := e.Validate(); err != nil {
+		return Receipt{}, err
+	}
+
+	tx, err := h.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE, from the DSN
+	if err != nil {
+		return Receipt{}, lab.Classify(err)
+	}
+	defer tx.Rollback()
+
+	res, err := tx.ExecContext(ctx, `
+		INSERT INTO inbox (source, event_id, account_id, amount)
+		VALUES (?, ?, ?, ?)
+		ON CONFLICT (source, event_id) DO NOTHING`,
+		e.Source, e.EventID, e.AccountID, e.Amount)
+	if err != nil {
+		return Receipt{}, lab.Classify(err)
+	}
+	inserted, err := res.RowsAffected()
+	if err != nil {
+		return Receipt{}, err
+	}
+
+	receipt := Receipt{Outcome: lab.Applied}
+	if inserted == 1 {
+		if err := tx.QueryRowContext(ctx, `
+			UPDATE accounts SET balance = balance + ? WHERE id = ?
+			RETURNING balance`,
+			e.Amount, e.AccountID).Scan(&receipt.Balance); err != nil {
+			return Receipt{}, lab.Classify(err)
+		}
+	} else {
+		var account, amount int64
+		if err := tx.QueryRowContext(ctx, `
+			SELECT account_id, amount FROM inbox
+			WHERE source = ? AND event_id = ?`,
+			e.Source, e.EventID).Scan(&account, &amount); err != nil {
+			return Receipt{}, lab.Classify(err)
+		}
+		if account != e.AccountID || amount != e.Amount {
+			return Receipt{}, fmt.Errorf("%w: %s was applied with account=%d amount=%d, this delivery has account=%d amount=%d",
+				lab.ErrPayloadConflict, e.Key(), account, amount, e.AccountID, e.Amount)
+		}
+		receipt.Outcome = lab.Duplicate
+		if err := tx.QueryRowContext(ctx, `
+			SELECT balance FROM accounts WHERE id = ?`,
+			e.AccountID).Scan(&receipt.Balance); err != nil {
+			return Receipt{}, lab.Classify(err)
+		}
+	}
+
+	if err := tx.Commit(); err != nil {
+		return Receipt{}, lab.Classify(err)
+	}
+	return receipt, nil
+}

@@ -1,0 +1,9 @@
+package sourcescope
+
+import (
+	"testing"
+
+	"idemlab/exercises"
+)
+
+func TestExercise(t *testing.T) { exercises.Run(t, Check, Variant) }

@@ -1,0 +1,35 @@
+// Package solutions_test holds every exercise's reference solution to the
+// exercise's own check, on every go test ./...: an exercise whose solution
+// fails its check ships broken.
+package solutions_test
+
+import (
+	"testing"
+
+	"idemlab/correct"
+	"idemlab/exercises"
+	"idemlab/exercises/checkthenact"
+	"idemlab/exercises/insertorignore"
+	"idemlab/exercises/markfirst"
+	"idemlab/exercises/missingaccount"
+	"idemlab/exercises/replay"
+	"idemlab/exercises/sourcescope"
+	"idemlab/lab"
+	replaysolution "idemlab/solutions/replay"
+)
+
+// The exercises that repair a naive handler have correct/ as their
+// solution: the student compares with it when done.
+func TestRepairs(t *testing.T) {
+	for name, check := range map[string]exercises.Check[lab.Variant]{
+		"sourcescope":    sourcescope.Check,
+		"missingaccount": missingaccount.Check,
+		"checkthenact":   checkthenact.Check,
+		"markfirst":      markfirst.Check,
+		"insertorignore": insertorignore.Check,
+	} {
+		t.Run(name, func(t *testing.T) { exercises.Verify(t, check, correct.Variant) })
+	}
+}
+
+func TestReplay(t *testing.T) { exercises.Verify(t, replay.Check, replaysolution.Service) }
