@@ -14,11 +14,15 @@
 package exercises
 
 import (
+	"database/sql"
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"modernc.org/sqlite"
 
 	"idemlab/lab"
 	"idemlab/scenarios"
@@ -99,4 +103,20 @@ func packagePath() string {
 		}
 	}
 	return "exercises/..."
+}
+
+// OpenDB creates a database file for a custom check: schema run on it,
+// then a connection pool opened with dsn. It is closed when the test ends.
+func OpenDB(t *testing.T, dsn func(path string) string, schema string) *sql.DB {
+	t.Helper()
+	c, err := sqlite.NewConnector(dsn(filepath.Join(t.TempDir(), "exercise.db")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(c)
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Exec(schema); err != nil {
+		t.Fatalf("schema: %v", err)
+	}
+	return db
 }

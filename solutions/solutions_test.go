@@ -8,6 +8,7 @@ import (
 
 	"idemlab/correct"
 	"idemlab/exercises"
+	"idemlab/exercises/businesskey"
 	"idemlab/exercises/checkthenact"
 	"idemlab/exercises/insertorignore"
 	"idemlab/exercises/markfirst"
@@ -15,6 +16,7 @@ import (
 	"idemlab/exercises/replay"
 	"idemlab/exercises/sourcescope"
 	"idemlab/lab"
+	businesskeysolution "idemlab/solutions/businesskey"
 	replaysolution "idemlab/solutions/replay"
 )
 
@@ -33,3 +35,7 @@ func TestRepairs(t *testing.T) {
 }
 
 func TestReplay(t *testing.T) { exercises.Verify(t, replay.Check, replaysolution.Service) }
+
+func TestBusinessKey(t *testing.T) {
+	exercises.Verify(t, businesskey.Check, businesskeysolution.Service)
+}

@@ -4,11 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"path/filepath"
 	"testing"
 
-	"modernc.org/sqlite"
-
+	"idemlab/exercises"
 	"idemlab/lab"
 )
 
@@ -32,15 +30,7 @@ var Starting = Service{Schema: Schema, DSN: DSN, New: func(db *sql.DB) Processor
 // Check is the exercise's check: evt-1 and then evt-2 credit account 1, and
 // each repeat gets its own first receipt back, whatever the balance is now.
 func Check(t *testing.T, s Service) []string {
-	c, err := sqlite.NewConnector(s.DSN(filepath.Join(t.TempDir(), "replay.db")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := sql.OpenDB(c)
-	defer db.Close()
-	if _, err := db.Exec(s.Schema + `; INSERT INTO accounts (id) VALUES (1)`); err != nil {
-		t.Fatalf("schema: %v", err)
-	}
+	db := exercises.OpenDB(t, s.DSN, s.Schema+`; INSERT INTO accounts (id) VALUES (1)`)
 	h := s.New(db)
 	evt1 := lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 500}
 	evt2 := lab.Event{Source: "provider-a", EventID: "evt-2", AccountID: 1, Amount: 300}

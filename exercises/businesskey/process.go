@@ -1,0 +1,58 @@
+package businesskey
+
+import (
+	"context"
+	"database/sql"
+
+	"idemlab/lab"
+)
+
+// Payment is a "payment succeeded" webhook: order OrderID was paid Amount.
+type Payment struct {
+	Source, EventID, OrderID string
+	Amount                   int64
+}
+
+// Handler activates paid orders.
+type Handler struct {
+	db *sql.DB
+}
+
+// New returns a handler over db, which must have been opened with DSN.
+func New(db *sql.DB) *Handler { return &Handler{db: db} }
+
+// Process records the payment event and activates its order: lab.Applied
+// when it activated the order, lab.Duplicate when it did nothing.
+func (h *Handler) Process(ctx context.Context, p Payment) (lab.Outcome, error) {
+	tx, err := h.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, lab.Classify(err)
+	}
+	defer tx.Rollback()
+
+	res, err := tx.ExecContext(ctx, `
+		INSERT INTO inbox (source, event_id, order_id, amount)
+		VALUES (?, ?, ?, ?)
+		ON CONFLICT (source, event_id) DO NOTHING`,
+		p.Source, p.EventID, p.OrderID, p.Amount)
+	if err != nil {
+		return 0, lab.Classify(err)
+	}
+	inserted, err := res.RowsAffected()
+	if err != nil {
+		return 0, err
+	}
+	outcome := lab.Duplicate
+	if inserted == 1 {
+		if _, err := tx.ExecContext(ctx, `
+			UPDATE orders SET activations = activations + 1 WHERE id = ?`,
+			p.OrderID); err != nil {
+			return 0, lab.Classify(err)
+		}
+		outcome = lab.Applied
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, lab.Classify(err)
+	}
+	return outcome, nil
+}

@@ -1,0 +1,69 @@
+package businesskey
+
+import (
+	"context"
+	"database/sql"
+
+	"idemlab/exercises/businesskey"
+	"idemlab/lab"
+)
+
+// Handler activates paid orders.
+type Handler struct {
+	db *sql.DB
+}
+
+// New returns a handler over db, which must have been opened with DSN.
+func New(db *sql.DB) *Handler { return &Handler{db: db} }
+
+// Process records the payment event and activates its order: lab.Applied
+// when it activated the order, lab.Duplicate when the event, or the
+// operation it reports, was seen before. The event's key and the
+// operation's key are both checked inside the one transaction.
+func (h *Handler) Process(ctx context.Context, p businesskey.Payment) (lab.Outcome, error) {
+	tx, err := h.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, lab.Classify(err)
+	}
+	defer tx.Rollback()
+
+	res, err := tx.ExecContext(ctx, `
+		INSERT INTO inbox (source, event_id, order_id, amount)
+		VALUES (?, ?, ?, ?)
+		ON CONFLICT (source, event_id) DO NOTHING`,
+		p.Source, p.EventID, p.OrderID, p.Amount)
+	if err != nil {
+		return 0, lab.Classify(err)
+	}
+	inserted, err := res.RowsAffected()
+	if err != nil {
+		return 0, err
+	}
+	outcome := lab.Duplicate
+	if inserted == 1 {
+		// A new event; is it a new operation too?
+		res, err := tx.ExecContext(ctx, `
+			INSERT INTO activations (order_id) VALUES (?)
+			ON CONFLICT (order_id) DO NOTHING`,
+			p.OrderID)
+		if err != nil {
+			return 0, lab.Classify(err)
+		}
+		inserted, err = res.RowsAffected()
+		if err != nil {
+			return 0, err
+		}
+	}
+	if inserted == 1 {
+		if _, err := tx.ExecContext(ctx, `
+			UPDATE orders SET activations = activations + 1 WHERE id = ?`,
+			p.OrderID); err != nil {
+			return 0, lab.Classify(err)
+		}
+		outcome = lab.Applied
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, lab.Classify(err)
+	}
+	return outcome, nil
+}
