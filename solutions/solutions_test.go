@@ -14,10 +14,12 @@ import (
 	"idemlab/exercises/markfirst"
 	"idemlab/exercises/missingaccount"
 	"idemlab/exercises/replay"
+	"idemlab/exercises/retention"
 	"idemlab/exercises/sourcescope"
 	"idemlab/lab"
 	businesskeysolution "idemlab/solutions/businesskey"
 	replaysolution "idemlab/solutions/replay"
+	retentionsolution "idemlab/solutions/retention"
 )
 
 // The exercises that repair a naive handler have correct/ as their
@@ -38,4 +40,8 @@ func TestReplay(t *testing.T) { exercises.Verify(t, replay.Check, replaysolution
 
 func TestBusinessKey(t *testing.T) {
 	exercises.Verify(t, businesskey.Check, businesskeysolution.Service)
+}
+
+func TestRetention(t *testing.T) {
+	exercises.Verify(t, retention.Check, retentionsolution.Service)
 }
