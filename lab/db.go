@@ -426,6 +426,11 @@ func (db *DB) Balance(id int64) int64 {
 	return -1
 }
 
+// Pool returns the database's connection pool, for code beside the handler
+// that shares its database (an outbox relay, say). Its calls carry no
+// session, so they are neither recorded nor faulted.
+func (db *DB) Pool() *sql.DB { return db.sql }
+
 // State returns every account's balance and the rows of the inbox, as the
 // events they store, read together.
 func (db *DB) State() (balances map[int64]int64, inbox []Event) {

@@ -13,11 +13,13 @@ import (
 	"idemlab/exercises/insertorignore"
 	"idemlab/exercises/markfirst"
 	"idemlab/exercises/missingaccount"
+	"idemlab/exercises/outbox"
 	"idemlab/exercises/replay"
 	"idemlab/exercises/retention"
 	"idemlab/exercises/sourcescope"
 	"idemlab/lab"
 	businesskeysolution "idemlab/solutions/businesskey"
+	outboxsolution "idemlab/solutions/outbox"
 	replaysolution "idemlab/solutions/replay"
 	retentionsolution "idemlab/solutions/retention"
 )
@@ -45,3 +47,5 @@ func TestBusinessKey(t *testing.T) {
 func TestRetention(t *testing.T) {
 	exercises.Verify(t, retention.Check, retentionsolution.Service)
 }
+
+func TestOutbox(t *testing.T) { exercises.Verify(t, outbox.Check, outboxsolution.Service) }

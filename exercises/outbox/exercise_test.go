@@ -1,0 +1,9 @@
+package outbox
+
+import (
+	"testing"
+
+	"idemlab/exercises"
+)
+
+func TestExercise(t *testing.T) { exercises.Run(t, Check, Starting) }
