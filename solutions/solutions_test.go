@@ -12,13 +12,16 @@ import (
 	"idemlab/exercises/checkthenact"
 	"idemlab/exercises/insertorignore"
 	"idemlab/exercises/markfirst"
+	"idemlab/exercises/memory"
 	"idemlab/exercises/missingaccount"
+	"idemlab/exercises/newvariant"
 	"idemlab/exercises/outbox"
 	"idemlab/exercises/replay"
 	"idemlab/exercises/retention"
 	"idemlab/exercises/sourcescope"
 	"idemlab/lab"
 	businesskeysolution "idemlab/solutions/businesskey"
+	newvariantsolution "idemlab/solutions/newvariant"
 	outboxsolution "idemlab/solutions/outbox"
 	replaysolution "idemlab/solutions/replay"
 	retentionsolution "idemlab/solutions/retention"
@@ -49,3 +52,10 @@ func TestRetention(t *testing.T) {
 }
 
 func TestOutbox(t *testing.T) { exercises.Verify(t, outbox.Check, outboxsolution.Service) }
+
+// The lab's own DSN, a file at path, is the solution of the memory exercise.
+func TestMemory(t *testing.T) { exercises.Verify(t, memory.Check, correct.DSN) }
+
+func TestNewVariant(t *testing.T) {
+	exercises.Verify(t, newvariant.Check, newvariantsolution.Work)
+}

@@ -1,0 +1,9 @@
+package memory
+
+import (
+	"testing"
+
+	"idemlab/exercises"
+)
+
+func TestExercise(t *testing.T) { exercises.Run(t, Check, DSN) }
