@@ -207,6 +207,24 @@ func (db *DB) Reset() {
 	clear(db.steps)
 }
 
+// PurgeInbox deletes the whole inbox history, as a retention job would.
+// The credits those rows recorded stay in the balances and become the new
+// baseline, and the answers about them are forgotten: the invariants hold
+// for what the database still remembers.
+func (db *DB) PurgeInbox() {
+	db.run.tb.Helper()
+	if _, err := db.sql.Exec(`DELETE FROM inbox`); err != nil {
+		db.run.tb.Fatalf("PurgeInbox: %v", err)
+	}
+	balances, _ := db.State()
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	for id, b := range balances {
+		db.initial[id] = b
+	}
+	db.answers = nil
+}
+
 // LimitPages caps the database at n pages for the handler's connections, as
 // a full disk would: a write that needs a new page fails with SQLITE_FULL.
 // 0 lifts the cap.

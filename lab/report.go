@@ -24,6 +24,7 @@ type ScenarioInfo struct {
 	Short  string `json:"short"`
 	Shows  string `json:"shows"`
 	Claims string `json:"claims"`
+	Limit  string `json:"limit,omitempty"`
 }
 
 // VariantResults is a row: one variant's verdicts.
@@ -51,7 +52,7 @@ type Cell struct {
 func NewReport(scenarios []Scenario, variants []Variant) *Report {
 	rep := &Report{}
 	for _, s := range scenarios {
-		rep.Scenarios = append(rep.Scenarios, ScenarioInfo{s.Name, s.Short, s.Shows, s.Claims})
+		rep.Scenarios = append(rep.Scenarios, ScenarioInfo{s.Name, s.Short, s.Shows, s.Claims, s.Limit})
 	}
 	for _, v := range variants {
 		rep.Variants = append(rep.Variants, VariantResults{Name: v.Name, Mistake: v.Mistake, Results: map[string]*Cell{}})
@@ -161,6 +162,9 @@ func (rep *Report) Matrix() string {
 	fmt.Fprintf(&b, "\n%s holds the guarantee   %s breaks it   %s not run\n\n", Pass, Fail, None)
 	for _, s := range rep.Scenarios {
 		fmt.Fprintf(&b, "%-*s  %s: %s (%s)\n", colWidth, s.Short, s.Name, s.Shows, s.Claims)
+		if s.Limit != "" {
+			fmt.Fprintf(&b, "%-*s  * a limit of the pattern: correct fails it by design; %s lifts it\n", colWidth, "", s.Limit)
+		}
 	}
 	b.WriteString("\n")
 	for _, v := range rep.Variants {

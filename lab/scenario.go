@@ -16,6 +16,11 @@ type Scenario struct {
 	Shows string
 	// Claims are the article's claims it demonstrates (C1…C26 in DESIGN.md).
 	Claims string
+	// Limit, when set, marks a limit of the pattern: a guarantee that the
+	// inbox alone cannot give, which the correct variant fails by design.
+	// It names the exercise that lifts the limit. The matrix marks such a
+	// column with a * and never holds a variant to it, even in strict mode.
+	Limit string
 	// Run tells the story. It reports broken guarantees with r.Errorf; the
 	// harness checks the invariants afterwards (Run.Close).
 	Run func(r *Run)

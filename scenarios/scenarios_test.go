@@ -95,7 +95,7 @@ func runCell(t *testing.T, sc lab.Scenario, v lab.Variant) *lab.Cell {
 // judge compares a verdict with the golden matrix and, for the correct
 // variant or in strict mode, with the standard itself.
 func judge(t *testing.T, sc lab.Scenario, v lab.Variant, cell *lab.Cell, golden map[string]map[string]bool, goldenErr error) {
-	if !cell.Pass && (*strict || v.Correct()) {
+	if !cell.Pass && (*strict || v.Correct()) && sc.Limit == "" {
 		t.Error(explainFailure(sc, v, cell))
 	}
 	if *update {

@@ -1,0 +1,34 @@
+package scenarios
+
+import "idemlab/lab"
+
+// The limits of the pattern (article C18–C22): guarantees an inbox keyed by
+// event id cannot give, whoever implements it. The correct variant fails
+// them by design; the matrix marks their columns with a *, and the
+// exercises that lift them say how.
+
+// BusinessKey: the provider reports one payment twice, as evt-1 and as
+// evt-2 (say, once from each of two webhooks). Both events are new to the
+// inbox, so both credit — unless the handler knows a key for the
+// operation itself, which the event alone does not carry.
+func BusinessKey(r *lab.Run) {
+	db := r.Open()
+	r.WantOutcome(db.Deliver(credit("evt-1", 500)), lab.Applied)
+	db.Deliver(credit("evt-2", 500)) // the same payment, under another id
+	r.WantBalance(db, 1, 500)
+	r.Notef("one payment under two ids credited once")
+}
+
+// Retention: the inbox history is purged to keep it small, and then the
+// provider redelivers an event it never got an answer for. The inbox has
+// forgotten it, so it credits again — unless the purge keeps every row the
+// provider may still redeliver.
+func Retention(r *lab.Run) {
+	db := r.Open()
+	e := credit("evt-1", 500)
+	r.WantOutcome(db.Deliver(e), lab.Applied)
+	db.PurgeInbox()
+	r.WantOutcome(db.Deliver(e), lab.Duplicate)
+	r.WantBalance(db, 1, 500)
+	r.Notef("a redelivery after the purge was still a duplicate")
+}
