@@ -462,21 +462,6 @@ func (db *DB) State() (balances map[int64]int64, inbox []Event) {
 // InboxRows returns the number of rows in the inbox.
 func (db *DB) InboxRows() int { return len(db.snapshot().inbox) }
 
-// Set runs a statement outside any session, to arrange a scenario's state
-// (for example to put a balance near its cap).
-func (db *DB) Set(query string, args ...any) {
-	db.run.tb.Helper()
-	if _, err := db.sql.Exec(query, args...); err != nil {
-		db.run.tb.Fatalf("%s: %v", query, err)
-	}
-	if strings.HasPrefix(query, "UPDATE accounts") {
-		// The scenario moved a balance on purpose: it is the new baseline.
-		for id, b := range db.snapshot().balances {
-			db.initial[id] = b
-		}
-	}
-}
-
 // row is one inbox row.
 type row struct {
 	Key

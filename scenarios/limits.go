@@ -3,7 +3,8 @@ package scenarios
 import "idemlab/lab"
 
 // The limits of the pattern (article C18–C22): guarantees an inbox keyed by
-// event id cannot give, whoever implements it. The correct variant fails
+// event id cannot give, whoever implements it: one operation under two ids,
+// a history that was purged, an effect outside the database. The correct variant fails
 // them by design; the matrix marks their columns with a *, and the
 // exercises that lift them say how.
 
@@ -31,4 +32,30 @@ func Retention(r *lab.Run) {
 	r.WantOutcome(db.Deliver(e), lab.Duplicate)
 	r.WantBalance(db, 1, 500)
 	r.Notef("a redelivery after the purge was still a duplicate")
+}
+
+// SideEffect: the code around the handler e-mails a receipt when the
+// handler answers "applied" — the usual place for it, outside the
+// transaction. The COMMIT succeeds but its answer is lost (a fault after
+// COMMIT), so no e-mail goes out; the provider retries and is told
+// "duplicate", so none goes out then either. Exactly one e-mail per credit
+// needs the e-mail recorded in the credit's own transaction: an outbox.
+func SideEffect(r *lab.Run) {
+	db := r.Open()
+	e := credit("evt-1", 500)
+	mails := 0
+	send := func(a lab.Answer) {
+		if a.Err == nil && a.Outcome == lab.Applied {
+			mails++
+		}
+	}
+	db.Inject(lab.Fault{When: lab.After, Op: lab.OpCommit})
+	send(db.Attempt(e))
+	db.Lift()
+	send(db.Deliver(e))
+	r.WantBalance(db, 1, 500)
+	if mails != 1 {
+		r.Errorf("receipts e-mailed for %v = %d, want 1: the answer that triggers the e-mail was lost after COMMIT", e, mails)
+	}
+	r.Notef("one credit, one e-mail")
 }

@@ -36,6 +36,8 @@ var All = []lab.Scenario{
 		Shows: "one payment reported as evt-1 and as evt-2 credits once", Run: BusinessKey},
 	{Name: "Retention", Short: "Ret*", Claims: "C22", Limit: "exercise 8 (exercises/retention)",
 		Shows: "after the inbox history is purged, a redelivery is still a duplicate", Run: Retention},
+	{Name: "SideEffect", Short: "Mail*", Claims: "C18, C19", Limit: "exercise 9 (exercises/outbox)",
+		Shows: "a receipt e-mailed on \"applied\" goes out once, even when the answer is lost after COMMIT", Run: SideEffect},
 	{Name: "Property", Short: "Prop", Claims: "all",
 		Shows: "rapid's random stories agree with a model of the ledger, or shrink to the smallest that does not", Run: Property},
 	{Name: "Summary", Short: "Sum", Claims: "C17",
