@@ -444,6 +444,13 @@ func (db *DB) Balance(id int64) int64 {
 	return -1
 }
 
+// Steps returns how many statements session has run on this database.
+func (db *DB) Steps(session string) int {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	return db.steps[session]
+}
+
 // Pool returns the database's connection pool, for code beside the handler
 // that shares its database (an outbox relay, say). Its calls carry no
 // session, so they are neither recorded nor faulted.
