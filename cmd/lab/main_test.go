@@ -346,3 +346,17 @@ func TestRenderPermutations(t *testing.T) {
 		t.Errorf("renderPermutations(rep, correct) error = nil, want one: no cell of correct enumerated interleavings")
 	}
 }
+
+func TestFootnotesLimits(t *testing.T) {
+	rep := testReport()
+	rep.Scenarios = append(rep.Scenarios, lab.ScenarioInfo{Name: "Retention", Short: "Ret*", Shows: "purged history", Limit: "exercise 8"})
+	rep.Variants[0].Results["Retention"] = &lab.Cell{Pass: false, Detail: "applied again"}
+	rep.Variants[1].Results["Retention"] = &lab.Cell{Pass: false, Detail: "applied again"}
+	got := footnotes(rep)
+	if !strings.Contains(got, "correct × Retention (a limit of the pattern): applied again\n") {
+		t.Errorf("footnotes(rep) = %q, want correct's limit listed as such", got)
+	}
+	if strings.Contains(got, "naive/checkthenact × Retention") || !strings.Contains(got, "(1 ✗ of naive variants in * columns not listed") {
+		t.Errorf("footnotes(rep) = %q, want the naive variant's limit counted, not listed", got)
+	}
+}

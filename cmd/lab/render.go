@@ -17,19 +17,30 @@ const hint = "transcript of a cell: go run ./cmd/lab explain VARIANT SCENARIO   
 func footnotes(rep *lab.Report) string {
 	var b strings.Builder
 	b.WriteString("Evidence\n")
-	n := 0
+	n, limits := 0, 0
 	for _, v := range rep.Variants {
 		for _, s := range rep.Scenarios {
 			c := v.Results[s.Name]
 			if c == nil || c.Pass {
 				continue
 			}
+			if s.Limit != "" && v.Mistake != "" {
+				limits++ // every naive variant has the pattern's limits too
+				continue
+			}
 			n++
-			fmt.Fprintf(&b, "[%d] %s × %s: %s\n", n, v.Name, s.Name, oneLine(c.Detail))
+			limit := ""
+			if s.Limit != "" {
+				limit = " (a limit of the pattern)"
+			}
+			fmt.Fprintf(&b, "[%d] %s × %s%s: %s\n", n, v.Name, s.Name, limit, oneLine(c.Detail))
 		}
 	}
 	if n == 0 {
 		fmt.Fprintf(&b, "no %s: every variant run holds every guarantee\n", lab.Fail)
+	}
+	if limits > 0 {
+		fmt.Fprintf(&b, "(%d %s of naive variants in * columns not listed: the limits of the pattern are theirs too)\n", limits, lab.Fail)
 	}
 	return b.String()
 }
