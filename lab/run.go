@@ -113,7 +113,7 @@ func (r *Run) WantOutcome(a Answer, want Outcome) bool {
 // (checked with errors.Is).
 func (r *Run) WantError(a Answer, kind error) bool {
 	if !errors.Is(a.Err, kind) {
-		r.Errorf("%s: Process(%v) = %v, want an error (%s)", a.Session, a.Event, a, kindName(kind))
+		r.Errorf("%s: Process(%v) = %v, want an error (%s)", a.Session, a.Event, a, KindName(kind))
 		return false
 	}
 	return true
@@ -150,9 +150,10 @@ func (r *Run) WantCounts(answers []Answer, applied, duplicate, failed int) {
 	}
 }
 
-// kindName names an error kind the way Answer.String does, or by its text
-// for errors that are not one of the kinds (such as ErrInjected).
-func kindName(kind error) string {
+// KindName names an error kind the way Answer.String does ("busy",
+// "payload conflict", …), or by its text for an error that is not one of
+// the kinds (such as ErrInjected).
+func KindName(kind error) string {
 	if name := ErrorKind(kind); name != "other error" {
 		return name
 	}

@@ -172,7 +172,7 @@ func ledgerMachine(t *rapid.T, c *lab.Run, db *lab.DB) {
 	check := func(a lab.Answer, want lab.Outcome, wantErr error) {
 		switch {
 		case wantErr != nil && !errors.Is(a.Err, wantErr):
-			fail("Process(%v) = %v, want an error (%v)", a.Event, a, wantErr)
+			fail("Process(%v) = %v, want an error (%s)", a.Event, a, lab.KindName(wantErr))
 		case wantErr == nil && (a.Err != nil || a.Outcome != want):
 			fail("Process(%v) = %v, want %v", a.Event, a, want)
 		}
