@@ -475,6 +475,7 @@ type row struct {
 	AccountID, Amount int64
 }
 
+// String renders the row as an event.
 func (r row) String() string {
 	return fmt.Sprintf("%s account=%d amount=%d", r.Key, r.AccountID, r.Amount)
 }

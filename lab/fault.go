@@ -23,6 +23,7 @@ const (
 	After
 )
 
+// String returns "before" or "after".
 func (w When) String() string {
 	if w == Before {
 		return "before"
