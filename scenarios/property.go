@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"slices"
 	"strings"
@@ -53,11 +54,19 @@ func Property(r *lab.Run) {
 		for _, f := range c.Failures() {
 			r.Errorf("after the last story: %s", f)
 		}
-		r.Notef("rapid found no counterexample in %d random stories", cases)
+		r.Notef("rapid found no counterexample in %d random stories (-rapid.seed=%s)", cases, rapidSeed())
 		return
 	}
 	r.Transcript.Note("", rec.log.String(), "")
 	r.Errorf("%s", rec.summary)
+}
+
+// rapidSeed is the seed rapid was given, which replays the same stories.
+func rapidSeed() string {
+	if f := flag.Lookup("rapid.seed"); f != nil {
+		return f.Value.String()
+	}
+	return "?"
 }
 
 // errRecorderStop ends rapid.Check when it calls FailNow on the recorder.
