@@ -78,3 +78,19 @@ func TestInterleavingsSkipWaitingSessions(t *testing.T) {
 		}
 	})
 }
+
+// A named plan is followed step by step, then round robin.
+func TestPlan(t *testing.T) {
+	v := testVariant
+	v.New = func(db *sql.DB) Processor { return twoWrites{db} }
+	synctest.Test(t, func(t *testing.T) {
+		r := NewRun(t, v)
+		db := r.Open()
+		e := Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 1}
+		_, got := db.Interleave(Plan("B1 A1"), []Event{e}, []Event{e})
+		r.Close()
+		if want := "B1 A1 B2 A2"; got != want {
+			t.Errorf("Interleave(Plan(\"B1 A1\")) schedule = %q, want %q", got, want)
+		}
+	})
+}

@@ -108,6 +108,27 @@ func (db *DB) Concurrently(sessions ...[]Event) []Answer {
 // and the one round robin would pick, it returns one of the parked ones.
 type Chooser func(step int, parked []string, robin string) string
 
+// Plan returns a Chooser that follows a named interleaving, such as
+// "A1 B1 A2 B2", the way a hermitage script or PostgreSQL's isolation
+// tester names one: each step is a session and its statement's number. The
+// numbers are checked: a plan that names a step the session is not parked
+// at, or a session that cannot run (it waits for the lock, or is done),
+// panics with what was parked instead. Once the plan is used up the
+// sessions go on round robin.
+func Plan(steps string) Chooser {
+	plan := strings.Fields(steps)
+	return func(step int, parked []string, robin string) string {
+		if step >= len(plan) {
+			return robin
+		}
+		name := strings.TrimRight(plan[step], "0123456789")
+		if !slices.Contains(parked, name) {
+			panic(fmt.Sprintf("lab: plan step %d is %s, but the sessions that can run are %v", step+1, plan[step], parked))
+		}
+		return name
+	}
+}
+
 // roundRobin is the Chooser of Concurrently.
 func roundRobin(_ int, _ []string, robin string) string { return robin }
 
