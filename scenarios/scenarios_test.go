@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 
 // TestScenarios runs every scenario against every variant, as
 // TestScenarios/<scenario>/<variant>: -run picks a cell
-// ('TestScenarios/Race/naive/checkthenact'), a column ('TestScenarios/Race')
+// ('TestScenarios/^Race$/naive/checkthenact'), a column ('TestScenarios/^Race$')
 // or a row ('TestScenarios/.*/naive/checkthenact').
 //
 // A naive variant is expected to fail some scenarios: that is its lesson.
