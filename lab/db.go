@@ -288,6 +288,16 @@ func (db *DB) before(ctx context.Context, s *Stmt) error {
 	return err
 }
 
+// rolledBack records that a session's transaction ended without a step of
+// its own, so that the scheduler knows its locks are released.
+func (db *DB) rolledBack(ctx context.Context) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.sched != nil {
+		db.sched.finished(SessionOf(ctx), &StmtResult{Rows: -1})
+	}
+}
+
 // after is called by the driver after each step: it logs the step and applies
 // a fault that matches it.
 func (db *DB) after(ctx context.Context, s *Stmt, r *StmtResult) error {
@@ -457,7 +467,8 @@ func (db *DB) Steps(session string) int {
 func (db *DB) Pool() *sql.DB { return db.sql }
 
 // State returns every account's balance and the rows of the inbox, as the
-// events they store, read together.
+// events they store. Call it when no delivery is running: the two tables
+// are read one after the other.
 func (db *DB) State() (balances map[int64]int64, inbox []Event) {
 	s := db.snapshot()
 	for _, r := range s.inbox {

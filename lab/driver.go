@@ -25,6 +25,9 @@ type stepper interface {
 	// pageLimit is the max_page_count every connection must have before its
 	// next step: 0 for none. It is how a full disk is simulated.
 	pageLimit() int64
+	// rolledBack tells that the driver rolled a session's transaction back
+	// on its own (after an injected failure), so its locks are gone.
+	rolledBack(ctx context.Context)
 }
 
 // connector wraps a modernc connector so that every connection it makes is
@@ -121,6 +124,7 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 	if err := c.c.hooks.after(ctx, s, &StmtResult{Err: err, Rows: -1, InTx: err == nil}); err != nil {
 		if tx != nil {
 			tx.Rollback() // an injected failure after BEGIN must not leave it open
+			c.c.hooks.rolledBack(ctx)
 		}
 		return nil, err
 	}
@@ -235,6 +239,7 @@ func (t *hookedTx) Commit() error {
 	}
 	if err := t.c.c.hooks.before(t.ctx, s); err != nil {
 		t.base.Rollback()
+		t.c.c.hooks.rolledBack(t.ctx)
 		return err
 	}
 	err := t.base.Commit()

@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -88,6 +89,15 @@ func TestPlan(t *testing.T) {
 		db := r.Open()
 		e := Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 1}
 		_, got := db.Interleave(Plan("B1 A1"), []Event{e}, []Event{e})
+		// A plan whose numbers are not the sessions' next steps is refused (this run's sessions are C and D).
+		func() {
+			defer func() {
+				if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "parked at C1") {
+					t.Errorf("Interleave(Plan(\"C7\")) panicked with %v, want a panic naming C1", p)
+				}
+			}()
+			db.Interleave(Plan("C7"), []Event{e}, []Event{e})
+		}()
 		r.Close()
 		if want := "B1 A1 B2 A2"; got != want {
 			t.Errorf("Interleave(Plan(\"B1 A1\")) schedule = %q, want %q", got, want)

@@ -16,8 +16,8 @@ type Run struct {
 	Variant Variant
 	// Transcript logs every step of every session, and every failure.
 	Transcript Transcript
-	// Permutations holds every interleaving Interleavings ran, in the order
-	// it ran them.
+	// Permutations holds every interleaving Interleavings ran, sorted by
+	// schedule.
 	Permutations []Permutation
 
 	tb        testing.TB

@@ -42,6 +42,12 @@ import (
 // every waiting session has tried the lock at least once.
 const maxBusyPoll = 100 * time.Millisecond
 
+// stuckAfter is how long, on the fake clock, waiting sessions may make no
+// progress when nothing else can run before the scheduler gives up: far
+// longer than any busy timeout, so only a session blocked on something
+// other than the write lock reaches it.
+const stuckAfter = 10 * time.Minute
+
 // session is one goroutine of a scheduled run.
 type session struct {
 	name     string
@@ -117,14 +123,24 @@ type Chooser func(step int, parked []string, robin string) string
 // sessions go on round robin.
 func Plan(steps string) Chooser {
 	plan := strings.Fields(steps)
+	var taken map[string]int // steps each session has taken so far
 	return func(step int, parked []string, robin string) string {
-		if step >= len(plan) {
-			return robin
+		if step == 0 {
+			taken = map[string]int{}
 		}
-		name := strings.TrimRight(plan[step], "0123456789")
-		if !slices.Contains(parked, name) {
-			panic(fmt.Sprintf("lab: plan step %d is %s, but the sessions that can run are %v", step+1, plan[step], parked))
+		name := robin
+		if step < len(plan) {
+			name = strings.TrimRight(plan[step], "0123456789")
+			if !slices.Contains(parked, name) {
+				panic(fmt.Sprintf("lab: plan step %d is %s, but the sessions that can run are %v", step+1, plan[step], parked))
+			}
+			// Every statement takes exactly one decision, so the number a
+			// plan gives must be the session's next one.
+			if want := fmt.Sprintf("%s%d", name, taken[name]+1); plan[step] != want {
+				panic(fmt.Sprintf("lab: plan step %d is %s, but session %s is parked at %s", step+1, plan[step], name, want))
+			}
 		}
+		taken[name]++
 		return name
 	}
 }
@@ -335,8 +351,26 @@ func (sc *scheduler) settle(untilProgress bool) {
 			if !untilProgress && quiet > maxBusyPoll {
 				return
 			}
+			if quiet > stuckAfter {
+				panic(fmt.Sprintf("lab: sessions %v have made no progress for %v of fake time, and no session holds a step: "+
+					"they are blocked on something other than SQLite's write lock (a second connection from a pool of one?)",
+					sc.waitingNames(), stuckAfter))
+			}
 		}
 	}
+}
+
+// waitingNames lists the sessions waiting for the lock.
+func (sc *scheduler) waitingNames() []string {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	var out []string
+	for _, s := range sc.sessions {
+		if s.waiting {
+			out = append(out, s.name)
+		}
+	}
+	return out
 }
 
 // resumed finds waiting sessions that got past their wait: they parked
