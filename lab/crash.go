@@ -37,6 +37,11 @@ type crashSpec struct {
 	N       int
 }
 
+// killedMarker is the line a crash child prints just before it kills
+// itself, so that the parent knows the death came from the hook (on every
+// system, whatever its exit status looks like).
+const killedMarker = "idemlab-killed-here"
+
 // answerPrefix starts the line where a child that was not killed reports
 // its answer.
 const answerPrefix = "idemlab-answer: "
@@ -75,14 +80,15 @@ func (db *DB) Crash(e Event, when When, n int) (killed bool, a Answer) {
 		tb.Fatalf("reading the crash child's output: %v", err)
 	}
 	text, answer, found := strings.Cut(string(data), answerPrefix)
+	killedByHook := strings.Contains(text, killedMarker+"\n")
 	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
-		if line != "" && !strings.HasPrefix(line, "PASS") && !strings.HasPrefix(line, "ok ") {
+		if line != "" && line != killedMarker && !strings.HasPrefix(line, "PASS") && !strings.HasPrefix(line, "ok ") {
 			db.run.Transcript.Note("", line, "")
 		}
 	}
 	var exitErr *exec.ExitError
 	switch {
-	case errors.As(runErr, &exitErr) && !exitErr.Exited():
+	case killedByHook && errors.As(runErr, &exitErr):
 		db.run.Transcript.Note("", "(the process was killed: "+exitErr.String()+"; reopening the database)", "")
 		return true, Answer{}
 	case runErr != nil:
@@ -158,6 +164,7 @@ func (db *DB) die(s *Stmt, w When) {
 		db.run.Transcript.Note(s.Session, "", "<killed after it ran, before the handler saw its result>")
 	}
 	fmt.Print(db.run.Transcript.String())
+	fmt.Println(killedMarker)
 	os.Stdout.Sync()
 	p, err := os.FindProcess(os.Getpid())
 	if err == nil {

@@ -18,7 +18,6 @@ func Crash(r *lab.Run) {
 		for k := 1; ; k++ {
 			clean := false
 			for _, when := range []lab.When{lab.Before, lab.After} {
-				cases++
 				held := r.Case(fmt.Sprintf("%s, killed %s statement %d", j.name, when, k), func(c *lab.Run) {
 					db := j.open(c)
 					e := credit("evt-7", 500)
@@ -28,6 +27,7 @@ func Crash(r *lab.Run) {
 						c.WantOutcome(a, lab.Applied)
 						return
 					}
+					cases++
 					kept := recovered(c, db, e, fmt.Sprintf("killed %s statement %d", when, k))
 					finishOnce(c, db, e, kept)
 				})

@@ -21,7 +21,6 @@ import (
 func FaultSweep(r *lab.Run) {
 	cases, broken := 0, 0
 	try := func(name string, body func(c *lab.Run)) {
-		cases++
 		if !r.Case(name, body) {
 			broken++
 		}
@@ -36,7 +35,10 @@ func FaultSweep(r *lab.Run) {
 				fired := false
 				for _, when := range []lab.When{lab.Before, lab.After} {
 					try(fmt.Sprintf("%s, %s fault %s statement %d", j.name, mode, when, k), func(c *lab.Run) {
-						fired = faultAt(c, j.open(c), lab.Fault{When: when, N: k, Persistent: persistent}) || fired
+						if faultAt(c, j.open(c), lab.Fault{When: when, N: k, Persistent: persistent}) {
+							fired = true
+							cases++
+						}
 					})
 				}
 				if !fired {
@@ -44,6 +46,7 @@ func FaultSweep(r *lab.Run) {
 				}
 			}
 		}
+		cases++
 		try(j.name+", full disk", func(c *lab.Run) { fullDisk(c, j.open(c)) })
 	}
 	if broken == 0 {
