@@ -43,18 +43,21 @@ func TestFaultMatches(t *testing.T) {
 	insert := &Stmt{Session: "A", N: 2, Op: OpInsert, Table: "inbox"}
 	for _, c := range []struct {
 		f    Fault
+		w    When
 		s    *Stmt
 		want bool
 	}{
-		{Fault{When: Before, Op: OpUpdate, Table: "accounts"}, update, true},
-		{Fault{When: After, Op: OpUpdate, Table: "accounts"}, update, false},
-		{Fault{When: Before, Op: OpUpdate, Table: "accounts"}, insert, false},
-		{Fault{When: Before, N: 2}, insert, true},
-		{Fault{When: Before, N: 2, Session: "B"}, insert, false},
-		{Fault{When: Before}, insert, true},
+		{Fault{When: Before, Op: OpUpdate, Table: "accounts"}, Before, update, true},
+		{Fault{When: Before, Op: OpUpdate, Table: "accounts"}, After, update, false},
+		{Fault{When: After, Op: OpUpdate, Table: "accounts"}, After, update, true},
+		{Fault{When: Before, Op: OpUpdate, Table: "accounts"}, Before, insert, false},
+		{Fault{When: Before, N: 2}, Before, insert, true},
+		{Fault{When: Before, N: 2, Session: "B"}, Before, insert, false},
+		{Fault{When: Before}, Before, insert, true},
+		{Fault{When: Before, spent: true}, Before, insert, false},
 	} {
-		if got := c.f.matches(c.f.When, c.s) && c.f.When == Before; got != c.want {
-			t.Errorf("(%v).matches(Before, %v) = %v, want %v", &c.f, c.s, got, c.want)
+		if got := c.f.matches(c.w, c.s); got != c.want {
+			t.Errorf("(%v).matches(%v, %v) = %v, want %v", &c.f, c.w, c.s, got, c.want)
 		}
 	}
 }
