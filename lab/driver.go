@@ -114,10 +114,7 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 	if opts.ReadOnly {
 		s.SQL = "BEGIN" // modernc ignores _txlock for read-only transactions
 	}
-	if err := c.limitPages(); err != nil {
-		return nil, err
-	}
-	if err := c.c.hooks.before(ctx, s); err != nil {
+	if err := c.before(ctx, s); err != nil {
 		return nil, err
 	}
 	tx, err := c.base.(driver.ConnBeginTx).BeginTx(ctx, opts)
@@ -170,16 +167,23 @@ func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
 	return driver.ErrSkip
 }
 
+// before prepares a step of a session: the connection gets the page limit
+// the lab asks for, then the hooks see the statement (and may park or fail
+// it).
+func (c *conn) before(ctx context.Context, s *Stmt) error {
+	if err := c.limitPages(); err != nil {
+		return err
+	}
+	return c.c.hooks.before(ctx, s)
+}
+
 // exec runs one hooked statement that returns a Result.
 func (c *conn) exec(ctx context.Context, query string, args []driver.NamedValue, run func([]driver.NamedValue) (driver.Result, error)) (driver.Result, error) {
 	s := newStmt(ctx, opOf(query), query, args)
 	if s == nil {
 		return run(args)
 	}
-	if err := c.limitPages(); err != nil {
-		return nil, err
-	}
-	if err := c.c.hooks.before(ctx, s); err != nil {
+	if err := c.before(ctx, s); err != nil {
 		return nil, err
 	}
 	res, err := run(s.Args)
@@ -200,10 +204,7 @@ func (c *conn) query(ctx context.Context, query string, args []driver.NamedValue
 	if s == nil {
 		return run(args)
 	}
-	if err := c.limitPages(); err != nil {
-		return nil, err
-	}
-	if err := c.c.hooks.before(ctx, s); err != nil {
+	if err := c.before(ctx, s); err != nil {
 		return nil, err
 	}
 	rows, err := run(s.Args)
