@@ -217,12 +217,16 @@ func ParseMatrix(text string, scenarios []Scenario) (map[string]map[string]bool,
 	return verdicts, nil
 }
 
+// MatrixPattern is the go test -run pattern of the whole matrix: the test
+// whose subtests are TestScenarios/<scenario>/<variant>.
+const MatrixPattern = "^TestScenarios$"
+
 // CellPattern is the go test -run pattern that selects exactly one cell,
 // TestScenarios/<scenario>/<variant>: every element anchored and quoted, the
 // variant split at its slashes, since go test matches each slash-separated
 // element of a subtest name on its own.
 func CellPattern(scenario, variant string) string {
-	parts := []string{"^TestScenarios$", "^" + regexp.QuoteMeta(scenario) + "$"}
+	parts := []string{MatrixPattern, "^" + regexp.QuoteMeta(scenario) + "$"}
 	for _, p := range strings.Split(variant, "/") {
 		parts = append(parts, "^"+regexp.QuoteMeta(p)+"$")
 	}
@@ -232,7 +236,7 @@ func CellPattern(scenario, variant string) string {
 // RowPattern is the go test -run pattern that selects one variant's row:
 // every scenario, that variant only.
 func RowPattern(variant string) string {
-	parts := []string{"^TestScenarios$", ".*"}
+	parts := []string{MatrixPattern, ".*"}
 	for _, p := range strings.Split(variant, "/") {
 		parts = append(parts, "^"+regexp.QuoteMeta(p)+"$")
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"idemlab/lab"
 )
 
 var catchSeeds = flag.Int("lab.catchseeds", 0, "run Property on every naive variant with `n` distinct seeds and report how fast it catches each (0: skip)")
@@ -40,7 +42,7 @@ func TestPropertyCatches(t *testing.T) {
 		for seed := 1; seed <= *catchSeeds; seed++ {
 			flag.Set("rapid.seed", strconv.Itoa(seed))
 			start := time.Now()
-			cell := runCell(t, property, v)
+			cell := lab.RunCell(t, property, v)
 			elapsed := time.Since(start)
 			if cell.Pass {
 				missed = append(missed, seed)

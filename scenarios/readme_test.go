@@ -84,7 +84,7 @@ func TestReadme(t *testing.T) {
 	rep := lab.NewReport(scenarios.All, variants)
 	for _, v := range variants {
 		if v.Name == "naive/checkthenact" {
-			rep.Set(v.Name, "Race", runCell(t, scenarioNamed(t, "Race"), v))
+			rep.Set(v.Name, "Race", lab.RunCell(t, scenarioNamed(t, "Race"), v))
 		}
 	}
 	for _, b := range readmeBlocks {

@@ -75,7 +75,7 @@ func TestScenarios(t *testing.T) {
 					// Every cell has its own databases and its own bubble:
 					// running them side by side changes nothing in them.
 					t.Parallel()
-					cell := runCell(t, sc, v)
+					cell := lab.RunCell(t, sc, v)
 					mu.Lock()
 					rep.Set(v.Name, sc.Name, cell)
 					mu.Unlock()
@@ -92,11 +92,6 @@ func TestScenarios(t *testing.T) {
 	if *update {
 		writeGolden(t, rep)
 	}
-}
-
-// runCell runs one scenario against one variant (see lab.RunCell).
-func runCell(t *testing.T, sc lab.Scenario, v lab.Variant) *lab.Cell {
-	return lab.RunCell(t, sc, v)
 }
 
 // judge compares a verdict with the golden matrix and, for the correct
@@ -191,7 +186,7 @@ func TestTranscriptsRepeat(t *testing.T) {
 				continue
 			}
 			t.Run(sc.Name+"/"+v.Name, func(t *testing.T) {
-				first, second := runCell(t, sc, v), runCell(t, sc, v)
+				first, second := lab.RunCell(t, sc, v), lab.RunCell(t, sc, v)
 				if first.Transcript != second.Transcript {
 					t.Errorf("%s × %s: two runs gave different transcripts:\n--- first\n%s--- second\n%s",
 						v.Name, sc.Name, first.Transcript, second.Transcript)

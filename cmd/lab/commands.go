@@ -50,7 +50,7 @@ func cmdMatrix(stdout, stderr io.Writer, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	rep, output, failed, err := runAndReport(stderr, root, matrixPattern())
+	rep, output, failed, err := runAndReport(stderr, root, lab.MatrixPattern)
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func cmdPermutations(stdout, stderr io.Writer, variantArg string) error {
 // cmdExplain runs one cell and prints its verdict, evidence and transcript.
 func cmdExplain(stdout, stderr io.Writer, variantArg, scenario string) error {
 	return runVariant(stdout, stderr, variantArg,
-		func(variant string) string { return cellPattern(scenario, variant) },
+		func(variant string) string { return lab.CellPattern(scenario, variant) },
 		func(rep *lab.Report, variant string) (string, error) { return renderExplain(rep, variant, scenario) })
 }
 

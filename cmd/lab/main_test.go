@@ -23,8 +23,8 @@ func TestCellPattern(t *testing.T) {
 		{"A.b", "naive/x+y", `^TestScenarios$/^A\.b$/^naive$/^x\+y$`},
 	}
 	for _, tt := range tests {
-		if got := cellPattern(tt.scenario, tt.variant); got != tt.want {
-			t.Errorf("cellPattern(%q, %q) = %q, want %q", tt.scenario, tt.variant, got, tt.want)
+		if got := lab.CellPattern(tt.scenario, tt.variant); got != tt.want {
+			t.Errorf("lab.CellPattern(%q, %q) = %q, want %q", tt.scenario, tt.variant, got, tt.want)
 		}
 	}
 }
@@ -32,7 +32,7 @@ func TestCellPattern(t *testing.T) {
 // TestCellPatternMatches checks the pattern the way go test uses it: each
 // slash-separated element against the same element of the test name.
 func TestCellPatternMatches(t *testing.T) {
-	pattern := cellPattern("Race", "naive/checkthenact")
+	pattern := lab.CellPattern("Race", "naive/checkthenact")
 	elems := strings.Split(pattern, "/")
 	matches := func(name string) bool {
 		parts := strings.Split(name, "/")
@@ -56,10 +56,10 @@ func TestCellPatternMatches(t *testing.T) {
 }
 
 func TestGoTestArgs(t *testing.T) {
-	got := goTestArgs(matrixPattern(), "/tmp/r.json")
+	got := goTestArgs(lab.MatrixPattern, "/tmp/r.json")
 	want := []string{"test", "./scenarios", "-run", "^TestScenarios$", "-count=1", "-lab.report=/tmp/r.json"}
 	if !slices.Equal(got, want) {
-		t.Errorf("goTestArgs(%q, %q) = %q, want %q", matrixPattern(), "/tmp/r.json", got, want)
+		t.Errorf("goTestArgs(%q, %q) = %q, want %q", lab.MatrixPattern, "/tmp/r.json", got, want)
 	}
 }
 

@@ -196,7 +196,7 @@ func renderExplain(rep *lab.Report, variant, scenario string) (string, error) {
 	default:
 		b.WriteString(c.Transcript + "\n")
 	}
-	fmt.Fprintf(&b, "the same run as a test: go test ./scenarios -run '%s' -count=1 -lab.strict\n", cellPattern(s.Name, v.Name))
+	fmt.Fprintf(&b, "the same run as a test: go test ./scenarios -run '%s' -count=1 -lab.strict\n", lab.CellPattern(s.Name, v.Name))
 	return b.String(), nil
 }
 

@@ -14,10 +14,6 @@ import (
 	"idemlab/lab"
 )
 
-// testName is the top-level test that runs the matrix; its subtests are
-// TestScenarios/<scenario>/<variant>.
-const testName = "TestScenarios"
-
 // moduleRoot returns the directory of the module's go.mod, as go env GOMOD
 // reports it for the working directory, so that lab works from any
 // subdirectory of the module.
@@ -31,16 +27,6 @@ func moduleRoot() (string, error) {
 		return "", errors.New("not inside a Go module: run lab from the idemlab module or one of its directories")
 	}
 	return filepath.Dir(gomod), nil
-}
-
-// matrixPattern is the -run pattern of the whole matrix.
-func matrixPattern() string {
-	return "^" + testName + "$"
-}
-
-// cellPattern is the -run pattern of exactly one cell (see lab.CellPattern).
-func cellPattern(scenario, variant string) string {
-	return lab.CellPattern(scenario, variant)
 }
 
 // goTestArgs returns the arguments of the go test command that runs the
