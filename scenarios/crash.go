@@ -48,14 +48,9 @@ func Crash(r *lab.Run) {
 // recovered checks that the reopened database holds all of e or none of it,
 // and reports whether it holds all.
 func recovered(c *lab.Run, db *lab.DB, e lab.Event, how string) bool {
-	rows, balance := db.InboxRows(), db.Balance(1)
-	switch {
-	case rows == 0 && balance == 0:
-		return false
-	case rows == 1 && balance == e.Amount:
-		return true
+	kept, half := keptWhole(db, e)
+	if half != "" {
+		c.Errorf("Process(%v) %s, then reopened = %s, want all of the event or none", e, how, half)
 	}
-	c.Errorf("Process(%v) %s, then reopened = %d inbox rows, balance %d, want all of the event or none",
-		e, how, rows, balance)
-	return rows > 0
+	return kept
 }

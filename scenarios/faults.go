@@ -104,19 +104,27 @@ func finishOnce(c *lab.Run, db *lab.DB, e lab.Event, kept bool) {
 // event or all of it, and that an "applied" answer means all of it. It
 // reports whether the event is kept.
 func allOrNothing(c *lab.Run, db *lab.DB, a lab.Answer) bool {
-	rows, balance := db.InboxRows(), db.Balance(1)
+	kept, half := keptWhole(db, a.Event)
+	switch {
+	case half != "":
+		c.Errorf("%s: Process(%v) = %v, and left it half done: %s", a.Session, a.Event, a, half)
+	case !kept && a.Err == nil:
+		c.Errorf("%s: Process(%v) = %v, but nothing was kept", a.Session, a.Event, a)
+	}
+	return kept
+}
+
+// keptWhole reads what the database holds of e, the only event of a fresh
+// database: all of it (kept), none of it, or part — then half describes it.
+func keptWhole(db *lab.DB, e lab.Event) (kept bool, half string) {
+	rows, balance := db.InboxRows(), db.Balance(e.AccountID)
 	switch {
 	case rows == 0 && balance == 0:
-		if a.Err == nil {
-			c.Errorf("%s: Process(%v) = %v, but nothing was kept", a.Session, a.Event, a)
-		}
-		return false
-	case rows == 1 && balance == a.Event.Amount:
-		return true
+		return false, ""
+	case rows == 1 && balance == e.Amount:
+		return true, ""
 	}
-	c.Errorf("%s: Process(%v) = %v, and left it half done: %d inbox rows, balance %d",
-		a.Session, a.Event, a, rows, balance)
-	return rows > 0
+	return rows > 0, fmt.Sprintf("%d inbox rows, balance %d", rows, balance)
 }
 
 // fullDisk caps the database at its current size and delivers new events
