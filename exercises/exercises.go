@@ -25,6 +25,7 @@ import (
 	"modernc.org/sqlite"
 
 	"idemlab/lab"
+	"idemlab/lab/labtest"
 	"idemlab/scenarios"
 )
 
@@ -75,7 +76,7 @@ func Scenarios(names ...string) Check[lab.Variant] {
 			if !ok {
 				t.Fatalf("no scenario %q", name)
 			}
-			cell := lab.RunCell(t, sc, v)
+			cell := labtest.RunCell(t, sc, v)
 			if !cell.Pass {
 				failures = append(failures, fmt.Sprintf("%s breaks %s: %s\n%s\ntranscript:\n%s",
 					v.Name, sc.Name, sc.Shows, strings.Join(cell.Failures, "\n"), cell.Transcript))
@@ -85,13 +86,13 @@ func Scenarios(names ...string) Check[lab.Variant] {
 	}
 }
 
-func scenario(name string) (lab.Scenario, bool) {
+func scenario(name string) (labtest.Scenario, bool) {
 	for _, sc := range scenarios.All {
 		if sc.Name == name {
 			return sc, true
 		}
 	}
-	return lab.Scenario{}, false
+	return labtest.Scenario{}, false
 }
 
 // packagePath names the exercise's directory, for the hint of a skipped

@@ -1,11 +1,12 @@
-// Package lab holds what every variant and every scenario shares: the event
-// and its validation, the outcomes and error kinds a handler answers with, the
-// statement-hooking driver that records transcripts and injects faults below
-// the code under test, the scheduler that interleaves deliveries one statement
-// at a time, the invariants checked after every scenario, and the verdict
-// matrix.
+// Package lab is the contract between a webhook handler and the rest of the
+// kit: the event and its validation, the key that identifies it, the two
+// successful outcomes, the error kinds a handler answers with, Classify,
+// which maps a database error to those kinds, the Processor interface every
+// handler implements, and the Variant that describes one implementation.
 //
-// The lab imports no variant. A variant is described to it by a [Variant]
-// value (its name, schema, DSN and constructor), so the same scenario body
-// runs unchanged against the correct handler and against every naive one.
+// It is all a handler imports, and it imports nothing of the test harness
+// and no database driver, so a handler reads, builds and links as
+// production code. The engine that runs scenarios against handlers is
+// [idemlab/lab/labtest]; the verdict matrix it produces is
+// [idemlab/lab/report]. The pair follows net/http and net/http/httptest.
 package lab

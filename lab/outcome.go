@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Outcome is a handler's answer for an event it accepted.
@@ -32,8 +29,8 @@ func (o Outcome) String() string {
 }
 
 // The error kinds a handler answers with. Check them with errors.Is, never by
-// string. An error of none of these kinds is returned as it came and means that
-// nothing was committed.
+// string. An error of none of these kinds is returned as it came: see
+// Processor for what an error does and does not promise.
 var (
 	// ErrInvalidEvent: the event was rejected before any SQL ran, or a schema
 	// constraint (CHECK, NOT NULL, STRICT type) refused it. Retrying the same
@@ -51,6 +48,29 @@ var (
 	ErrBusy = errors.New("busy, retry later")
 )
 
+// SQLite's result codes that Classify tells apart. An extended code keeps its
+// primary code in its low 8 bits (https://sqlite.org/rescode.html), so the
+// whole busy family — SQLITE_BUSY (5), BUSY_RECOVERY (261), BUSY_SNAPSHOT
+// (517), BUSY_TIMEOUT (773) — and the whole locked family (6 and its
+// extensions) are recognised by their primary code.
+const (
+	sqliteBusy       = 5
+	sqliteLocked     = 6
+	sqliteCheck      = 275  // SQLITE_CONSTRAINT_CHECK
+	sqliteForeignKey = 787  // SQLITE_CONSTRAINT_FOREIGNKEY
+	sqliteNotNull    = 1299 // SQLITE_CONSTRAINT_NOTNULL
+	sqliteDatatype   = 3091 // SQLITE_CONSTRAINT_DATATYPE: a STRICT column refused a lossy value
+)
+
+// sqliteError is what the lab needs of the SQLite driver's error type
+// (modernc.org/sqlite's *sqlite.Error): its extended result code. Asking
+// for the method instead of the type keeps this package, which every
+// handler imports, free of any driver.
+type sqliteError interface {
+	error
+	Code() int
+}
+
 // Classify maps a database error to the kinds above, wrapping it so that both
 // the kind and the original message survive. Errors it does not recognise come
 // back unchanged; nil stays nil.
@@ -61,18 +81,17 @@ func Classify(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return fmt.Errorf("%w: %w", ErrBusy, err)
 	}
-	var se *sqlite.Error
+	var se sqliteError
 	if !errors.As(err, &se) {
 		return err
 	}
-	switch se.Code() {
-	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_BUSY_SNAPSHOT, sqlite3.SQLITE_BUSY_TIMEOUT,
-		sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_LOCKED_SHAREDCACHE:
+	code := se.Code()
+	switch {
+	case code&0xff == sqliteBusy, code&0xff == sqliteLocked:
 		return fmt.Errorf("%w: %w", ErrBusy, err)
-	case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+	case code == sqliteForeignKey:
 		return fmt.Errorf("%w: %w", ErrUnknownAccount, err)
-	case sqlite3.SQLITE_CONSTRAINT_CHECK, sqlite3.SQLITE_CONSTRAINT_NOTNULL,
-		sqlite3.SQLITE_CONSTRAINT_DATATYPE:
+	case code == sqliteCheck, code == sqliteNotNull, code == sqliteDatatype:
 		return fmt.Errorf("%w: refused by the schema: %w", ErrInvalidEvent, err)
 	}
 	return err

@@ -7,8 +7,16 @@ import (
 
 // Processor handles one delivery of an event. It answers Applied or
 // Duplicate, or an error whose kind (ErrInvalidEvent, ErrPayloadConflict,
-// ErrUnknownAccount, ErrBusy) is checked with errors.Is; any other error
-// means nothing was committed.
+// ErrUnknownAccount, ErrBusy) is checked with errors.Is.
+//
+// An error promises less than it seems. It means the handler could not
+// confirm the event, not that nothing happened: a failure reported by COMMIT
+// itself, or one that strikes after COMMIT has reached the disk, comes back
+// as an error although the event is applied. That is why a correct handler
+// must make the sender's retry safe: the retry of such an event answers
+// Duplicate (the FaultSweep and Crash scenarios show both cases). What an
+// error does promise, from a correct handler, is that nothing was committed
+// by halves: the inbox row and the credit are both there, or neither is.
 type Processor interface {
 	Process(ctx context.Context, e Event) (Outcome, error)
 }

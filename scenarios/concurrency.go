@@ -1,6 +1,9 @@
 package scenarios
 
-import "idemlab/lab"
+import (
+	"idemlab/lab"
+	"idemlab/lab/labtest"
+)
 
 // Concurrent delivers one event 20 times on 8 goroutines, as the article
 // does, and then 64 times on the same 8. The scheduler steps the sessions
@@ -8,7 +11,7 @@ import "idemlab/lab"
 // any takes its second: the worst case for a handler that checks before it
 // writes. Exactly one delivery applies; every other one is a duplicate; none
 // fails.
-func Concurrent(r *lab.Run) {
+func Concurrent(r *labtest.Run) {
 	for _, shape := range []struct{ deliveries, goroutines int }{{20, 8}, {64, 8}} {
 		db := r.Open()
 		answers := db.Concurrently(spread(copies(credit("evt-3", 500), shape.deliveries), shape.goroutines)...)
@@ -25,9 +28,9 @@ func Concurrent(r *lab.Run) {
 // that takes the lock first, the second delivery waits for the first one's
 // COMMIT. In every interleaving: exactly one credit, one applied, one
 // duplicate, no error.
-func Race(r *lab.Run) {
+func Race(r *labtest.Run) {
 	e := credit("evt-3", 500)
-	perms := r.Interleavings(nil, [][]lab.Event{{e}, {e}}, func(c *lab.Run, db *lab.DB, answers []lab.Answer) {
+	perms := r.Interleavings(nil, [][]lab.Event{{e}, {e}}, func(c *labtest.Run, db *labtest.DB, answers []labtest.Answer) {
 		c.WantBalance(db, 1, 500)
 		c.WantCounts(answers, 1, 1, 0)
 	})
@@ -37,9 +40,9 @@ func Race(r *lab.Run) {
 // ConflictRace delivers one key with two different amounts at once, in
 // every interleaving. Whichever delivery wins applies; the other is a
 // payload conflict — never a duplicate, never a second credit.
-func ConflictRace(r *lab.Run) {
+func ConflictRace(r *labtest.Run) {
 	a, b := credit("evt-5", 500), credit("evt-5", 700)
-	perms := r.Interleavings(nil, [][]lab.Event{{a}, {b}}, func(c *lab.Run, db *lab.DB, answers []lab.Answer) {
+	perms := r.Interleavings(nil, [][]lab.Event{{a}, {b}}, func(c *labtest.Run, db *labtest.DB, answers []labtest.Answer) {
 		c.WantCounts(answers, 1, 0, 1)
 		for _, x := range answers {
 			if x.Err == nil && x.Outcome == lab.Applied {
@@ -57,7 +60,7 @@ func ConflictRace(r *lab.Run) {
 // five seconds that take no time) and must answer busy — a timeout proves
 // nothing about the event, so it is never a duplicate. Once the lock is
 // released the redelivery applies.
-func LockTimeout(r *lab.Run) {
+func LockTimeout(r *labtest.Run) {
 	db := r.Open()
 	e := credit("evt-4", 500)
 	release := db.HoldWriteLock()

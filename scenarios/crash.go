@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"idemlab/lab"
+	"idemlab/lab/labtest"
 )
 
 // Crash kills the process that is delivering an event (SIGKILL, in a child
@@ -12,13 +13,13 @@ import (
 // modes. The database is reopened as a restarted service would, and must
 // pass PRAGMA integrity_check and hold all of the event or none of it; the
 // redelivery must then finish the job exactly once.
-func Crash(r *lab.Run) {
+func Crash(r *labtest.Run) {
 	cases, broken := 0, 0
 	for _, j := range journals {
 		for k := 1; ; k++ {
 			clean := false
-			for _, when := range []lab.When{lab.Before, lab.After} {
-				held := r.Case(fmt.Sprintf("%s, killed %s statement %d", j.name, when, k), func(c *lab.Run) {
+			for _, when := range []labtest.When{labtest.Before, labtest.After} {
+				held := r.Case(fmt.Sprintf("%s, killed %s statement %d", j.name, when, k), func(c *labtest.Run) {
 					db := j.open(c)
 					e := credit("evt-7", 500)
 					killed, a := db.Crash(e, when, k)
@@ -47,7 +48,7 @@ func Crash(r *lab.Run) {
 
 // recovered checks that the reopened database holds all of e or none of it,
 // and reports whether it holds all.
-func recovered(c *lab.Run, db *lab.DB, e lab.Event, how string) bool {
+func recovered(c *labtest.Run, db *labtest.DB, e lab.Event, how string) bool {
 	kept, half := keptWhole(db, e)
 	if half != "" {
 		c.Errorf("Process(%v) %s, then reopened = %s, want all of the event or none", e, how, half)

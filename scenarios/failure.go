@@ -5,17 +5,18 @@ import (
 	"strings"
 
 	"idemlab/lab"
+	"idemlab/lab/labtest"
 )
 
 // Rollback injects a failure between the inbox INSERT and the credit — the
 // article's own experiment — and then redelivers. The failed attempt must
 // leave neither the credit nor the mark that would make the retry a
 // "duplicate"; the retry applies.
-func Rollback(r *lab.Run) {
+func Rollback(r *labtest.Run) {
 	db := r.Open()
 	e := credit("evt-2", 500)
-	db.Inject(lab.Fault{When: lab.Before, Op: lab.OpUpdate, Table: "accounts"})
-	r.WantError(db.Deliver(e), lab.ErrInjected)
+	db.Inject(labtest.Fault{When: labtest.Before, Op: labtest.OpUpdate, Table: "accounts"})
+	r.WantError(db.Deliver(e), labtest.ErrInjected)
 	r.WantInbox(db, 0)
 	r.WantOutcome(db.Deliver(e), lab.Applied)
 	r.WantBalance(db, 1, 500)
@@ -25,7 +26,7 @@ func Rollback(r *lab.Run) {
 // UnknownAccount delivers an event for an account that does not exist. The
 // foreign key refuses the inbox row: an error, and neither the inbox nor any
 // balance changes.
-func UnknownAccount(r *lab.Run) {
+func UnknownAccount(r *labtest.Run) {
 	db := r.Open()
 	e := lab.Event{Source: "provider-a", EventID: "evt-9", AccountID: 99, Amount: 500}
 	r.WantError(db.Deliver(e), lab.ErrUnknownAccount)
@@ -39,9 +40,9 @@ func UnknownAccount(r *lab.Run) {
 // amounts, and a credit that would push a balance past its cap. Each gets an
 // error of the invalid kind and writes nothing (Deliver checks that the
 // database is unchanged after every failed attempt).
-func InvalidInput(r *lab.Run) {
+func InvalidInput(r *labtest.Run) {
 	const nearCap = lab.MaxBalance - 10
-	db := r.Open(lab.Account{ID: 1}, lab.Account{ID: 2, Balance: nearCap})
+	db := r.Open(labtest.Account{ID: 1}, labtest.Account{ID: 2, Balance: nearCap})
 	long := strings.Repeat("x", lab.MaxKeyBytes+1)
 	ok := credit("evt-ok", 500)
 	cases := []struct {
@@ -79,9 +80,9 @@ func InvalidInput(r *lab.Run) {
 // rewrite injected at the driver). The schema's CHECK refuses the row. That
 // must surface as an error of the invalid kind: a refusal is not a repeat,
 // and must not be swallowed as one.
-func DatabaseRefusal(r *lab.Run) {
+func DatabaseRefusal(r *labtest.Run) {
 	db := r.Open()
-	db.Inject(lab.Fault{When: lab.Before, Op: lab.OpInsert, Table: "inbox", Rewrite: zeroAmount(500)})
+	db.Inject(labtest.Fault{When: labtest.Before, Op: labtest.OpInsert, Table: "inbox", Rewrite: zeroAmount(500)})
 	r.WantError(db.Deliver(credit("evt-1", 500)), lab.ErrInvalidEvent)
 	r.WantInbox(db, 0)
 	r.Notef("amount rewritten to 0 at the INSERT: CHECK refused it, reported as invalid event")

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"idemlab/lab"
+	"idemlab/lab/labtest"
 )
 
 // FaultSweep moves an injected error through a delivery one statement at a
@@ -18,9 +19,9 @@ import (
 // the job exactly once: applied if nothing was kept, duplicate if all was
 // (a fault after COMMIT loses only the answer). A last case fills the disk
 // (PRAGMA max_page_count) until a delivery does not fit, then frees it.
-func FaultSweep(r *lab.Run) {
+func FaultSweep(r *labtest.Run) {
 	cases, broken := 0, 0
-	try := func(name string, body func(c *lab.Run)) {
+	try := func(name string, body func(c *labtest.Run)) {
 		if !r.Case(name, body) {
 			broken++
 		}
@@ -33,9 +34,9 @@ func FaultSweep(r *lab.Run) {
 			}
 			for k := 1; ; k++ {
 				fired := false
-				for _, when := range []lab.When{lab.Before, lab.After} {
-					try(fmt.Sprintf("%s, %s fault %s statement %d", j.name, mode, when, k), func(c *lab.Run) {
-						if faultAt(c, j.open(c), lab.Fault{When: when, N: k, Persistent: persistent}) {
+				for _, when := range []labtest.When{labtest.Before, labtest.After} {
+					try(fmt.Sprintf("%s, %s fault %s statement %d", j.name, mode, when, k), func(c *labtest.Run) {
+						if faultAt(c, j.open(c), labtest.Fault{When: when, N: k, Persistent: persistent}) {
 							fired = true
 							cases++
 						}
@@ -47,7 +48,7 @@ func FaultSweep(r *lab.Run) {
 			}
 		}
 		cases++
-		try(j.name+", full disk", func(c *lab.Run) { fullDisk(c, j.open(c)) })
+		try(j.name+", full disk", func(c *labtest.Run) { fullDisk(c, j.open(c)) })
 	}
 	if broken == 0 {
 		r.Notef("%d fault cases in both journal modes: each left nothing or everything, and the redelivery finished the job once", cases)
@@ -58,16 +59,16 @@ func FaultSweep(r *lab.Run) {
 // crashes are tried in both.
 var journals = []struct {
 	name string
-	open func(c *lab.Run) *lab.DB
+	open func(c *labtest.Run) *labtest.DB
 }{
-	{"rollback journal", func(c *lab.Run) *lab.DB { return c.Open() }},
-	{"WAL", func(c *lab.Run) *lab.DB { return c.OpenWAL() }},
+	{"rollback journal", func(c *labtest.Run) *labtest.DB { return c.Open() }},
+	{"WAL", func(c *labtest.Run) *labtest.DB { return c.OpenWAL() }},
 }
 
 // faultAt delivers one event under fault f (twice when f is persistent),
 // checks that each attempt left all or nothing, lifts the fault, redelivers,
 // and reports whether the fault struck at all.
-func faultAt(c *lab.Run, db *lab.DB, f lab.Fault) bool {
+func faultAt(c *labtest.Run, db *labtest.DB, f labtest.Fault) bool {
 	e := credit("evt-6", 500)
 	fault := db.Inject(f)
 	attempts := 1
@@ -90,7 +91,7 @@ func faultAt(c *lab.Run, db *lab.DB, f lab.Fault) bool {
 // finishOnce redelivers e after a fault or a crash and checks that it
 // finishes the job exactly once: applied if nothing of it was kept, a
 // duplicate if all of it was.
-func finishOnce(c *lab.Run, db *lab.DB, e lab.Event, kept bool) {
+func finishOnce(c *labtest.Run, db *labtest.DB, e lab.Event, kept bool) {
 	want := lab.Applied
 	if kept {
 		want = lab.Duplicate
@@ -103,7 +104,7 @@ func finishOnce(c *lab.Run, db *lab.DB, e lab.Event, kept bool) {
 // allOrNothing checks that after attempt a the database holds none of the
 // event or all of it, and that an "applied" answer means all of it. It
 // reports whether the event is kept.
-func allOrNothing(c *lab.Run, db *lab.DB, a lab.Answer) bool {
+func allOrNothing(c *labtest.Run, db *labtest.DB, a labtest.Answer) bool {
 	kept, half := keptWhole(db, a.Event)
 	switch {
 	case half != "":
@@ -116,7 +117,7 @@ func allOrNothing(c *lab.Run, db *lab.DB, a lab.Answer) bool {
 
 // keptWhole reads what the database holds of e, the only event of a fresh
 // database: all of it (kept), none of it, or part — then half describes it.
-func keptWhole(db *lab.DB, e lab.Event) (kept bool, half string) {
+func keptWhole(db *labtest.DB, e lab.Event) (kept bool, half string) {
 	rows, balance := db.InboxRows(), db.Balance(e.AccountID)
 	switch {
 	case rows == 0 && balance == 0:
@@ -130,7 +131,7 @@ func keptWhole(db *lab.DB, e lab.Event) (kept bool, half string) {
 // fullDisk caps the database at its current size and delivers new events
 // until one does not fit: that one must fail and leave nothing (Deliver
 // checks it), and once the cap is lifted its redelivery applies.
-func fullDisk(c *lab.Run, db *lab.DB) {
+func fullDisk(c *labtest.Run, db *labtest.DB) {
 	db.LimitPages(db.PageCount())
 	pad := strings.Repeat("x", 100) // long ids fill pages fast
 	for i := 1; i <= 500; i++ {

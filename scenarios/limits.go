@@ -1,6 +1,9 @@
 package scenarios
 
-import "idemlab/lab"
+import (
+	"idemlab/lab"
+	"idemlab/lab/labtest"
+)
 
 // The limits of the pattern (article C18–C22): guarantees an inbox keyed by
 // event id cannot give, whoever implements it: one operation under two ids,
@@ -12,7 +15,7 @@ import "idemlab/lab"
 // evt-2 (say, once from each of two webhooks). Both events are new to the
 // inbox, so both credit — unless the handler knows a key for the
 // operation itself, which the event alone does not carry.
-func BusinessKey(r *lab.Run) {
+func BusinessKey(r *labtest.Run) {
 	db := r.Open()
 	r.WantOutcome(db.Deliver(credit("evt-1", 500)), lab.Applied)
 	db.Deliver(credit("evt-2", 500)) // the same payment, under another id
@@ -24,7 +27,7 @@ func BusinessKey(r *lab.Run) {
 // provider redelivers an event it never got an answer for. The inbox has
 // forgotten it, so it credits again — unless the purge keeps every row the
 // provider may still redeliver.
-func Retention(r *lab.Run) {
+func Retention(r *labtest.Run) {
 	db := r.Open()
 	e := credit("evt-1", 500)
 	r.WantOutcome(db.Deliver(e), lab.Applied)
@@ -41,7 +44,7 @@ func Retention(r *lab.Run) {
 // provider retries and is told "duplicate", so none goes out then either.
 // Exactly one e-mail per credit needs the e-mail recorded in the credit's
 // own transaction: an outbox.
-func SideEffect(r *lab.Run) {
+func SideEffect(r *labtest.Run) {
 	e := credit("evt-1", 500)
 	// A first database only counts the statements of a clean delivery, to
 	// find the last one whatever the variant.
@@ -50,12 +53,12 @@ func SideEffect(r *lab.Run) {
 
 	db := r.Open()
 	mails := 0
-	send := func(a lab.Answer) {
+	send := func(a labtest.Answer) {
 		if a.Err == nil && a.Outcome == lab.Applied {
 			mails++
 		}
 	}
-	db.Inject(lab.Fault{When: lab.After, N: last})
+	db.Inject(labtest.Fault{When: labtest.After, N: last})
 	send(db.Attempt(e))
 	db.Lift()
 	send(db.Deliver(e))

@@ -11,6 +11,7 @@ import (
 	"pgregory.net/rapid"
 
 	"idemlab/lab"
+	"idemlab/lab/labtest"
 )
 
 // Property lets rapid invent the stories. A random sequence of actions —
@@ -27,7 +28,7 @@ import (
 //
 // The default run uses a fixed seed, so the matrix is the same every time;
 // -rapid.seed and -rapid.checks choose others (see scenarios_test.go).
-func Property(r *lab.Run) {
+func Property(r *labtest.Run) {
 	rec := &recorder{name: r.TestName()}
 	// One database for all the stories, reset before each: rapid runs
 	// thousands of them while it shrinks.
@@ -120,7 +121,7 @@ type ledger struct {
 }
 
 // Accounts 1 and 2 exist; account 99 never does.
-var propertyAccounts = []lab.Account{{ID: 1}, {ID: 2}}
+var propertyAccounts = []labtest.Account{{ID: 1}, {ID: 2}}
 
 // expect is the model's answer to e: the outcome, or the kind of error.
 func (m *ledger) expect(e lab.Event) (lab.Outcome, error) {
@@ -168,7 +169,7 @@ func (s *story) String() string { return strings.Join(s.steps, "\n") }
 
 // ledgerMachine is one test case: a fresh database and model, and a random
 // sequence of actions.
-func ledgerMachine(t *rapid.T, c *lab.Run, db *lab.DB) {
+func ledgerMachine(t *rapid.T, c *labtest.Run, db *labtest.DB) {
 	m := &ledger{stored: map[lab.Key]lab.Event{}, balances: map[int64]int64{1: 0, 2: 0}}
 	s := &story{}
 
@@ -178,10 +179,10 @@ func ledgerMachine(t *rapid.T, c *lab.Run, db *lab.DB) {
 	}
 	// check compares an answer with the model's and the database with the
 	// model after it.
-	check := func(a lab.Answer, want lab.Outcome, wantErr error) {
+	check := func(a labtest.Answer, want lab.Outcome, wantErr error) {
 		switch {
 		case wantErr != nil && !errors.Is(a.Err, wantErr):
-			fail("Process(%v) = %v, want an error (%s)", a.Event, a, lab.KindName(wantErr))
+			fail("Process(%v) = %v, want an error (%s)", a.Event, a, labtest.KindName(wantErr))
 		case wantErr == nil && (a.Err != nil || a.Outcome != want):
 			fail("Process(%v) = %v, want %v", a.Event, a, want)
 		}
@@ -253,8 +254,8 @@ func ledgerMachine(t *rapid.T, c *lab.Run, db *lab.DB) {
 		},
 		"fault": func(t *rapid.T) {
 			e := newOrKnown(t)
-			f := lab.Fault{
-				When: rapid.SampledFrom([]lab.When{lab.Before, lab.After}).Draw(t, "when"),
+			f := labtest.Fault{
+				When: rapid.SampledFrom([]labtest.When{labtest.Before, labtest.After}).Draw(t, "when"),
 				N:    rapid.IntRange(1, 6).Draw(t, "statement"),
 			}
 			want, wantErr := m.expect(e)
@@ -278,7 +279,7 @@ func ledgerMachine(t *rapid.T, c *lab.Run, db *lab.DB) {
 					f.When, f.N, e, compare(db, m))
 			}
 			if a.Err == nil && !kept {
-				check(a, 0, lab.ErrInjected) // it answered success for work it did not keep
+				check(a, 0, labtest.ErrInjected) // it answered success for work it did not keep
 			}
 			m.apply(e)
 			// The retry must finish the job.
@@ -295,7 +296,7 @@ func ledgerMachine(t *rapid.T, c *lab.Run, db *lab.DB) {
 			// amount 0 (see DatabaseRefusal): the schema refuses the row,
 			// and that must come back as an invalid event.
 			e := fresh(t)
-			db.Inject(lab.Fault{When: lab.Before, Op: lab.OpInsert, Table: "inbox", Rewrite: zeroAmount(e.Amount)})
+			db.Inject(labtest.Fault{When: labtest.Before, Op: labtest.OpInsert, Table: "inbox", Rewrite: zeroAmount(e.Amount)})
 			a := db.Attempt(e)
 			db.Lift()
 			s.add("deliver %v with its INSERT's amount rewritten to 0: %v", e, a)
@@ -358,7 +359,7 @@ func ledgerMachine(t *rapid.T, c *lab.Run, db *lab.DB) {
 }
 
 // compare describes how the database differs from the model, or returns "".
-func compare(db *lab.DB, m *ledger) string {
+func compare(db *labtest.DB, m *ledger) string {
 	var diffs []string
 	got, inbox := db.State()
 	for _, id := range []int64{1, 2} {

@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"idemlab/lab"
+	"idemlab/lab/labtest"
+	"idemlab/variants"
 )
 
 var catchSeeds = flag.Int("lab.catchseeds", 0, "run Property on every naive variant with `n` distinct seeds and report how fast it catches each (0: skip)")
@@ -33,7 +34,7 @@ func TestPropertyCatches(t *testing.T) {
 
 	var table strings.Builder
 	fmt.Fprintf(&table, "%-24s %8s %10s %10s\n", "variant", "caught", "median", "worst")
-	for _, v := range variants {
+	for _, v := range variants.All {
 		if v.Correct() {
 			continue
 		}
@@ -42,7 +43,7 @@ func TestPropertyCatches(t *testing.T) {
 		for seed := 1; seed <= *catchSeeds; seed++ {
 			flag.Set("rapid.seed", strconv.Itoa(seed))
 			start := time.Now()
-			cell := lab.RunCell(t, property, v)
+			cell := labtest.RunCell(t, property, v)
 			elapsed := time.Since(start)
 			if cell.Pass {
 				missed = append(missed, seed)

@@ -6,8 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"idemlab/lab"
+	"idemlab/lab/labtest"
+	"idemlab/lab/report"
 	"idemlab/scenarios"
+	"idemlab/variants"
 )
 
 const readmePath = "../README.md"
@@ -18,12 +20,12 @@ type readmeBlock struct {
 	name string // "matrix", "race"
 	// text returns the block's content from a report holding the cells it
 	// needs.
-	text func(rep *lab.Report) (string, error)
+	text func(rep *report.Report) (string, error)
 }
 
 var readmeBlocks = []readmeBlock{
-	{"matrix", func(rep *lab.Report) (string, error) { return rep.Matrix(), nil }},
-	{"race", func(rep *lab.Report) (string, error) {
+	{"matrix", func(rep *report.Report) (string, error) { return rep.Matrix(), nil }},
+	{"race", func(rep *report.Report) (string, error) {
 		c := rep.Cell("naive/checkthenact", "Race")
 		if c == nil {
 			return "", fmt.Errorf("the README's race needs the cell naive/checkthenact × Race")
@@ -52,7 +54,7 @@ func (b readmeBlock) replace(readme, text string) (string, error) {
 }
 
 // updateReadme rewrites every generated block of the README from rep.
-func updateReadme(rep *lab.Report) error {
+func updateReadme(rep *report.Report) error {
 	data, err := os.ReadFile(readmePath)
 	if err != nil {
 		return err
@@ -81,10 +83,10 @@ func TestReadme(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := lab.NewReport(scenarios.All, variants)
-	for _, v := range variants {
+	rep := labtest.NewReport(scenarios.All, variants.All)
+	for _, v := range variants.All {
 		if v.Name == "naive/checkthenact" {
-			rep.Set(v.Name, "Race", lab.RunCell(t, scenarioNamed(t, "Race"), v))
+			rep.Set(v.Name, "Race", labtest.RunCell(t, scenarioNamed(t, "Race"), v))
 		}
 	}
 	for _, b := range readmeBlocks {

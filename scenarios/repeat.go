@@ -1,10 +1,13 @@
 package scenarios
 
-import "idemlab/lab"
+import (
+	"idemlab/lab"
+	"idemlab/lab/labtest"
+)
 
 // Duplicate delivers the same event twice. The first delivery applies it,
 // the second is recognised as a repeat: the balance moves once.
-func Duplicate(r *lab.Run) {
+func Duplicate(r *labtest.Run) {
 	db := r.Open()
 	e := credit("evt-1", 500)
 	r.WantOutcome(db.Deliver(e), lab.Applied)
@@ -17,8 +20,8 @@ func Duplicate(r *lab.Run) {
 // PayloadConflict delivers an event, then the same key with another amount,
 // then with another account. A repeat must carry the same data; anything
 // else is a broken contract, answered with an error, and changes nothing.
-func PayloadConflict(r *lab.Run) {
-	db := r.Open(lab.Account{ID: 1}, lab.Account{ID: 2})
+func PayloadConflict(r *labtest.Run) {
+	db := r.Open(labtest.Account{ID: 1}, labtest.Account{ID: 2})
 	e := credit("evt-1", 500)
 	r.WantOutcome(db.Deliver(e), lab.Applied)
 
@@ -37,7 +40,7 @@ func PayloadConflict(r *lab.Run) {
 
 // SourceScope delivers evt-1 from provider-a and evt-1 from provider-b. An
 // event id is unique only within its source: these are two events.
-func SourceScope(r *lab.Run) {
+func SourceScope(r *labtest.Run) {
 	db := r.Open()
 	a := credit("evt-1", 500)
 	b := a
@@ -51,7 +54,7 @@ func SourceScope(r *lab.Run) {
 // DistinctEvents delivers two different events that happen to carry the
 // same account and amount. Equal content does not make them one event: both
 // credit.
-func DistinctEvents(r *lab.Run) {
+func DistinctEvents(r *labtest.Run) {
 	db := r.Open()
 	r.WantOutcome(db.Deliver(credit("evt-1", 500)), lab.Applied)
 	r.WantOutcome(db.Deliver(credit("evt-2", 500)), lab.Applied)

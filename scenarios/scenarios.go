@@ -1,9 +1,12 @@
 package scenarios
 
-import "idemlab/lab"
+import (
+	"idemlab/lab"
+	"idemlab/lab/labtest"
+)
 
 // All lists the scenarios in the order of the matrix's columns.
-var All = []lab.Scenario{
+var All = []labtest.Scenario{
 	{Name: "Duplicate", Short: "Dup", Claims: "C1",
 		Shows: "a repeat with the same data is a duplicate; the balance moves once", Run: Duplicate},
 	{Name: "PayloadConflict", Short: "Conf", Claims: "C2, C6",

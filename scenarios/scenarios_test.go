@@ -9,13 +9,16 @@ import (
 	"testing"
 
 	"idemlab/lab"
+	"idemlab/lab/labtest"
+	"idemlab/lab/report"
 	"idemlab/scenarios"
+	"idemlab/variants"
 )
 
 var (
-	update = flag.Bool("update", false, "rewrite testdata/matrix.golden and the README's matrix from this run")
-	strict = flag.Bool("lab.strict", false, "hold naive variants to the correct standard: their failures fail the test, with transcript")
-	report = flag.String("lab.report", "", "write the verdicts, evidence and transcripts of this run as JSON to `file`")
+	update     = flag.Bool("update", false, "rewrite testdata/matrix.golden and the README's matrix from this run")
+	strict     = flag.Bool("lab.strict", false, "hold naive variants to the correct standard: their failures fail the test, with transcript")
+	reportPath = flag.String("lab.report", "", "write the verdicts, evidence and transcripts of this run as JSON to `file`")
 )
 
 const goldenPath = "testdata/matrix.golden"
@@ -66,16 +69,16 @@ func TestMain(m *testing.M) {
 // evidence.
 func TestScenarios(t *testing.T) {
 	golden, goldenErr := readGolden()
-	rep := lab.NewReport(scenarios.All, variants)
+	rep := labtest.NewReport(scenarios.All, variants.All)
 	var mu sync.Mutex // guards rep: the cells of a column run in parallel
 	for _, sc := range scenarios.All {
 		t.Run(sc.Name, func(t *testing.T) {
-			for _, v := range variants {
+			for _, v := range variants.All {
 				t.Run(v.Name, func(t *testing.T) {
 					// Every cell has its own databases and its own bubble:
 					// running them side by side changes nothing in them.
 					t.Parallel()
-					cell := lab.RunCell(t, sc, v)
+					cell := labtest.RunCell(t, sc, v)
 					mu.Lock()
 					rep.Set(v.Name, sc.Name, cell)
 					mu.Unlock()
@@ -84,8 +87,8 @@ func TestScenarios(t *testing.T) {
 			}
 		})
 	}
-	if *report != "" {
-		if err := rep.Write(*report); err != nil {
+	if *reportPath != "" {
+		if err := rep.Write(*reportPath); err != nil {
 			t.Errorf("writing the report: %v", err)
 		}
 	}
@@ -96,7 +99,7 @@ func TestScenarios(t *testing.T) {
 
 // judge compares a verdict with the golden matrix and, for the correct
 // variant or in strict mode, with the standard itself.
-func judge(t *testing.T, sc lab.Scenario, v lab.Variant, cell *lab.Cell, golden map[string]map[string]bool, goldenErr error) {
+func judge(t *testing.T, sc labtest.Scenario, v lab.Variant, cell *report.Cell, golden map[string]map[string]bool, goldenErr error) {
 	if !cell.Pass && (*strict || v.Correct()) && sc.Limit == "" {
 		t.Error(explainFailure(sc, v, cell))
 	}
@@ -112,16 +115,16 @@ func judge(t *testing.T, sc lab.Scenario, v lab.Variant, cell *lab.Cell, golden 
 		t.Errorf("%s × %s: not in %s; accept this run's verdict with: go test ./scenarios -update", v.Name, sc.Name, goldenPath)
 	case want && !cell.Pass:
 		t.Errorf("%s × %s = %s, want %s (golden matrix): it breaks a guarantee it held before:\n\t%s\nsee it whole with: %s\nif that is intended: go test ./scenarios -update",
-			v.Name, sc.Name, lab.Fail, lab.Pass, cell.Detail, reproduce(sc, v))
+			v.Name, sc.Name, report.Fail, report.Pass, cell.Detail, reproduce(sc, v))
 	case !want && cell.Pass:
 		t.Errorf("%s × %s = %s, want %s (golden matrix): the scenario no longer catches the mistake %q (evidence: %s)\nif that is intended: go test ./scenarios -update",
-			v.Name, sc.Name, lab.Pass, lab.Fail, v.Mistake, cell.Detail)
+			v.Name, sc.Name, report.Pass, report.Fail, v.Mistake, cell.Detail)
 	}
 }
 
 // explainFailure is what a student sees in strict mode: the mistake, every
 // broken guarantee, the transcript and the command that shows it again.
-func explainFailure(sc lab.Scenario, v lab.Variant, cell *lab.Cell) string {
+func explainFailure(sc labtest.Scenario, v lab.Variant, cell *report.Cell) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s breaks %s: %s\n", v.Name, sc.Name, sc.Shows)
 	if v.Mistake != "" {
@@ -136,8 +139,8 @@ func explainFailure(sc lab.Scenario, v lab.Variant, cell *lab.Cell) string {
 }
 
 // reproduce is the command that runs exactly this cell in strict mode.
-func reproduce(sc lab.Scenario, v lab.Variant) string {
-	return fmt.Sprintf("go test ./scenarios -run '%s' -lab.strict", lab.CellPattern(sc.Name, v.Name))
+func reproduce(sc labtest.Scenario, v lab.Variant) string {
+	return fmt.Sprintf("go test ./scenarios -run '%s' -lab.strict", report.CellPattern("TestScenarios", sc.Name, v.Name))
 }
 
 func indent(s string) string {
@@ -155,12 +158,12 @@ func readGolden() (map[string]map[string]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	return lab.ParseMatrix(string(data), scenarios.All)
+	return report.ParseMatrix(string(data), scenarioInfos())
 }
 
 // writeGolden stores this run's matrix as the golden file and in the README.
 // It needs every cell: a partial run would write a partial truth.
-func writeGolden(t *testing.T, rep *lab.Report) {
+func writeGolden(t *testing.T, rep *report.Report) {
 	if !rep.Complete() {
 		t.Fatalf("-update needs every cell; run it without -run")
 	}
@@ -181,12 +184,12 @@ func writeGolden(t *testing.T, rep *lab.Report) {
 func TestTranscriptsRepeat(t *testing.T) {
 	for _, name := range []string{"Race", "Concurrent", "LockTimeout"} {
 		sc := scenarioNamed(t, name)
-		for _, v := range variants {
+		for _, v := range variants.All {
 			if v.Name != "correct" && v.Name != "naive/checkthenact" && v.Name != "naive/deferred" {
 				continue
 			}
 			t.Run(sc.Name+"/"+v.Name, func(t *testing.T) {
-				first, second := lab.RunCell(t, sc, v), lab.RunCell(t, sc, v)
+				first, second := labtest.RunCell(t, sc, v), labtest.RunCell(t, sc, v)
 				if first.Transcript != second.Transcript {
 					t.Errorf("%s × %s: two runs gave different transcripts:\n--- first\n%s--- second\n%s",
 						v.Name, sc.Name, first.Transcript, second.Transcript)
@@ -196,16 +199,25 @@ func TestTranscriptsRepeat(t *testing.T) {
 	}
 }
 
-func scenarioNamed(t *testing.T, name string) lab.Scenario {
+func scenarioNamed(t *testing.T, name string) labtest.Scenario {
 	for _, sc := range scenarios.All {
 		if sc.Name == name {
 			return sc
 		}
 	}
 	t.Fatalf("no scenario %q", name)
-	return lab.Scenario{}
+	return labtest.Scenario{}
 }
 
 // TestCrashChild is the process that Crash kills: it does nothing unless the
 // Crash scenario started it.
-func TestCrashChild(t *testing.T) { lab.CrashChild(t, variants) }
+func TestCrashChild(t *testing.T) { labtest.CrashChild(t, variants.All) }
+
+// scenarioInfos is what the report says of every column.
+func scenarioInfos() []report.ScenarioInfo {
+	var infos []report.ScenarioInfo
+	for _, sc := range scenarios.All {
+		infos = append(infos, sc.Info())
+	}
+	return infos
+}

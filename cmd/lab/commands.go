@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"idemlab/lab"
+	"idemlab/lab/report"
 )
 
 // tailLines is how much of go test's output is shown when the tests ran but
@@ -27,7 +27,7 @@ var errTestsFailed = errors.New("go test ./scenarios failed: the verdicts shown 
 // a nil report and an error. If they ran but failed, it returns the report
 // and a non-nil failed error, for the caller to show the verdicts first and
 // then call showFailure.
-func runAndReport(stderr io.Writer, root, pattern string) (rep *lab.Report, output []byte, failed error, err error) {
+func runAndReport(stderr io.Writer, root, pattern string) (rep *report.Report, output []byte, failed error, err error) {
 	announce(stderr, pattern)
 	rep, output, runErr := runTests(root, pattern)
 	if rep == nil {
@@ -50,7 +50,7 @@ func cmdMatrix(stdout, stderr io.Writer, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	rep, output, failed, err := runAndReport(stderr, root, lab.MatrixPattern)
+	rep, output, failed, err := runAndReport(stderr, root, "^"+matrixTest+"$")
 	if err != nil {
 		return err
 	}
@@ -74,20 +74,20 @@ func cmdMatrix(stdout, stderr io.Writer, asJSON bool) error {
 // cmdPermutations runs one variant's row and lists every interleaving its
 // concurrent scenarios enumerated.
 func cmdPermutations(stdout, stderr io.Writer, variantArg string) error {
-	return runVariant(stdout, stderr, variantArg, lab.RowPattern, renderPermutations)
+	return runVariant(stdout, stderr, variantArg, func(variant string) string { return report.RowPattern(matrixTest, variant) }, renderPermutations)
 }
 
 // cmdExplain runs one cell and prints its verdict, evidence and transcript.
 func cmdExplain(stdout, stderr io.Writer, variantArg, scenario string) error {
 	return runVariant(stdout, stderr, variantArg,
-		func(variant string) string { return lab.CellPattern(scenario, variant) },
-		func(rep *lab.Report, variant string) (string, error) { return renderExplain(rep, variant, scenario) })
+		func(variant string) string { return report.CellPattern(matrixTest, scenario, variant) },
+		func(rep *report.Report, variant string) (string, error) { return renderExplain(rep, variant, scenario) })
 }
 
 // runVariant is what explain and permutations share: resolve the variant,
 // run the tests that pattern selects for it, and print what render makes of
 // their report.
-func runVariant(stdout, stderr io.Writer, variantArg string, pattern func(variant string) string, render func(rep *lab.Report, variant string) (string, error)) error {
+func runVariant(stdout, stderr io.Writer, variantArg string, pattern func(variant string) string, render func(rep *report.Report, variant string) (string, error)) error {
 	root, err := moduleRoot()
 	if err != nil {
 		return err

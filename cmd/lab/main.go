@@ -105,14 +105,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprint(stdout, usageText)
 			return exitOK
 		}
-		return report(stderr, usagef("%v", err))
+		return exitStatus(stderr, usagef("%v", err))
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {
-		return report(stderr, cmdMatrix(stdout, stderr, *asJSON))
+		return exitStatus(stderr, cmdMatrix(stdout, stderr, *asJSON))
 	}
 	if *asJSON {
-		return report(stderr, usagef("-json applies only to the matrix (go run ./cmd/lab -json)"))
+		return exitStatus(stderr, usagef("-json applies only to the matrix (go run ./cmd/lab -json)"))
 	}
 	switch sub, subArgs := rest[0], rest[1:]; sub {
 	case "help", "-h", "-help", "--help":
@@ -120,27 +120,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case "explain":
 		if len(subArgs) != 2 {
-			return report(stderr, usagef("explain takes a variant and a scenario: go run ./cmd/lab explain VARIANT SCENARIO"))
+			return exitStatus(stderr, usagef("explain takes a variant and a scenario: go run ./cmd/lab explain VARIANT SCENARIO"))
 		}
-		return report(stderr, cmdExplain(stdout, stderr, subArgs[0], subArgs[1]))
+		return exitStatus(stderr, cmdExplain(stdout, stderr, subArgs[0], subArgs[1]))
 	case "permutations":
 		if len(subArgs) != 1 {
-			return report(stderr, usagef("permutations takes one variant: go run ./cmd/lab permutations VARIANT"))
+			return exitStatus(stderr, usagef("permutations takes one variant: go run ./cmd/lab permutations VARIANT"))
 		}
-		return report(stderr, cmdPermutations(stdout, stderr, subArgs[0]))
+		return exitStatus(stderr, cmdPermutations(stdout, stderr, subArgs[0]))
 	case "diff":
 		if len(subArgs) != 1 {
-			return report(stderr, usagef("diff takes one variant: go run ./cmd/lab diff VARIANT"))
+			return exitStatus(stderr, usagef("diff takes one variant: go run ./cmd/lab diff VARIANT"))
 		}
-		return report(stderr, cmdDiff(stdout, stderr, subArgs[0]))
+		return exitStatus(stderr, cmdDiff(stdout, stderr, subArgs[0]))
 	default:
-		return report(stderr, usagef("unknown subcommand %q", sub))
+		return exitStatus(stderr, usagef("unknown subcommand %q", sub))
 	}
 }
 
-// report prints err, if any, and returns the exit status it calls for. A
+// exitStatus prints err, if any, and returns the exit status it calls for. A
 // usage error is followed by the usage text.
-func report(stderr io.Writer, err error) int {
+func exitStatus(stderr io.Writer, err error) int {
 	if err == nil {
 		return exitOK
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"idemlab/lab"
+	"idemlab/lab/report"
 )
 
 func TestCellPattern(t *testing.T) {
@@ -23,8 +23,8 @@ func TestCellPattern(t *testing.T) {
 		{"A.b", "naive/x+y", `^TestScenarios$/^A\.b$/^naive$/^x\+y$`},
 	}
 	for _, tt := range tests {
-		if got := lab.CellPattern(tt.scenario, tt.variant); got != tt.want {
-			t.Errorf("lab.CellPattern(%q, %q) = %q, want %q", tt.scenario, tt.variant, got, tt.want)
+		if got := report.CellPattern(matrixTest, tt.scenario, tt.variant); got != tt.want {
+			t.Errorf("report.CellPattern(%q, %q) = %q, want %q", tt.scenario, tt.variant, got, tt.want)
 		}
 	}
 }
@@ -32,7 +32,7 @@ func TestCellPattern(t *testing.T) {
 // TestCellPatternMatches checks the pattern the way go test uses it: each
 // slash-separated element against the same element of the test name.
 func TestCellPatternMatches(t *testing.T) {
-	pattern := lab.CellPattern("Race", "naive/checkthenact")
+	pattern := report.CellPattern(matrixTest, "Race", "naive/checkthenact")
 	elems := strings.Split(pattern, "/")
 	matches := func(name string) bool {
 		parts := strings.Split(name, "/")
@@ -56,10 +56,10 @@ func TestCellPatternMatches(t *testing.T) {
 }
 
 func TestGoTestArgs(t *testing.T) {
-	got := goTestArgs(lab.MatrixPattern, "/tmp/r.json")
+	got := goTestArgs("^"+matrixTest+"$", "/tmp/r.json")
 	want := []string{"test", "./scenarios", "-run", "^TestScenarios$", "-count=1", "-lab.report=/tmp/r.json"}
 	if !slices.Equal(got, want) {
-		t.Errorf("goTestArgs(%q, %q) = %q, want %q", lab.MatrixPattern, "/tmp/r.json", got, want)
+		t.Errorf("goTestArgs(%q, %q) = %q, want %q", "^"+matrixTest+"$", "/tmp/r.json", got, want)
 	}
 }
 
@@ -143,23 +143,23 @@ func TestNaiveVariantsNone(t *testing.T) {
 
 // testReport is a hand-built report: two scenarios, a correct variant that
 // holds both and a naive one that breaks the second, and one cell not run.
-func testReport() *lab.Report {
-	return &lab.Report{
-		Scenarios: []lab.ScenarioInfo{
+func testReport() *report.Report {
+	return &report.Report{
+		Scenarios: []report.ScenarioInfo{
 			{Name: "Duplicate", Short: "Dup", Shows: "a repeat is a duplicate", Claims: "C1"},
 			{Name: "Race", Short: "Race", Shows: "exactly one credit", Claims: "C3, C4"},
 		},
-		Variants: []lab.VariantResults{
-			{Name: "correct", Results: map[string]*lab.Cell{
+		Variants: []report.VariantResults{
+			{Name: "correct", Results: map[string]*report.Cell{
 				"Duplicate": {Pass: true, Detail: "applied once", Transcript: "A: deliver\n"},
 				"Race":      {Pass: true, Detail: "one applied, one duplicate", Transcript: "A: deliver\nB: deliver\n"},
 			}},
-			{Name: "naive/checkthenact", Mistake: "reads, then writes", Results: map[string]*lab.Cell{
+			{Name: "naive/checkthenact", Mistake: "reads, then writes", Results: map[string]*report.Cell{
 				"Duplicate": {Pass: false, Detail: "balance 1000, want 500", Failures: []string{"balance 1000, want 500"}, Transcript: "A: x\n"},
 				"Race": {Pass: false, Detail: "two credits", Failures: []string{"two credits", "inbox has 1 row"},
 					Transcript: "A: SELECT\nB: SELECT\n"},
 			}},
-			{Name: "naive/unrun", Mistake: "never run", Results: map[string]*lab.Cell{
+			{Name: "naive/unrun", Mistake: "never run", Results: map[string]*report.Cell{
 				"Race": {Pass: false, Detail: "line one\nline two"},
 			}},
 		},
@@ -327,7 +327,7 @@ func TestUsage(t *testing.T) {
 func TestRenderPermutations(t *testing.T) {
 	rep := testReport()
 	race := rep.Variants[1].Results["Race"]
-	race.Permutations = []lab.Permutation{
+	race.Permutations = []report.Permutation{
 		{Schedule: "A1 B1 A2 B2", Outcome: "A applied, B error (other error); balance 1000", Failures: []string{"balance 1000, want 500"}},
 		{Schedule: "A1 A2 B1", Outcome: "A applied, B duplicate; balance 500"},
 	}
@@ -349,9 +349,9 @@ func TestRenderPermutations(t *testing.T) {
 
 func TestFootnotesLimits(t *testing.T) {
 	rep := testReport()
-	rep.Scenarios = append(rep.Scenarios, lab.ScenarioInfo{Name: "Retention", Short: "Ret*", Shows: "purged history", Limit: "exercise 8"})
-	rep.Variants[0].Results["Retention"] = &lab.Cell{Pass: false, Detail: "applied again"}
-	rep.Variants[1].Results["Retention"] = &lab.Cell{Pass: false, Detail: "applied again"}
+	rep.Scenarios = append(rep.Scenarios, report.ScenarioInfo{Name: "Retention", Short: "Ret*", Shows: "purged history", Limit: "exercise 8"})
+	rep.Variants[0].Results["Retention"] = &report.Cell{Pass: false, Detail: "applied again"}
+	rep.Variants[1].Results["Retention"] = &report.Cell{Pass: false, Detail: "applied again"}
 	got := footnotes(rep)
 	if !strings.Contains(got, "correct × Retention (a limit of the pattern): applied again\n") {
 		t.Errorf("footnotes(rep) = %q, want correct's limit listed as such", got)

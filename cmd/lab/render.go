@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"idemlab/lab"
+	"idemlab/lab/report"
 )
 
 // hint is the last line of the matrix output: where to look next.
@@ -14,7 +14,7 @@ const hint = "transcript of a cell: go run ./cmd/lab explain VARIANT SCENARIO   
 // footnotes renders the evidence section: one numbered footnote per ✗
 // cell, rows in the matrix's order and, within a row, columns in its order,
 // so that [n] reads in the order the marks do.
-func footnotes(rep *lab.Report) string {
+func footnotes(rep *report.Report) string {
 	var b strings.Builder
 	b.WriteString("Evidence\n")
 	n, limits := 0, 0
@@ -37,10 +37,10 @@ func footnotes(rep *lab.Report) string {
 		}
 	}
 	if n == 0 {
-		fmt.Fprintf(&b, "no %s: every variant run holds every guarantee\n", lab.Fail)
+		fmt.Fprintf(&b, "no %s: every variant run holds every guarantee\n", report.Fail)
 	}
 	if limits > 0 {
-		fmt.Fprintf(&b, "(%d %s of naive variants in * columns not listed: the limits of the pattern are theirs too)\n", limits, lab.Fail)
+		fmt.Fprintf(&b, "(%d %s of naive variants in * columns not listed: the limits of the pattern are theirs too)\n", limits, report.Fail)
 	}
 	return b.String()
 }
@@ -54,7 +54,7 @@ func oneLine(s string) string {
 // renderMatrix is the whole output of go run ./cmd/lab: the matrix and its
 // legend exactly as rep.Matrix renders them (the text of the golden file),
 // the evidence footnotes, and the hint.
-func renderMatrix(rep *lab.Report) string {
+func renderMatrix(rep *report.Report) string {
 	return rep.Matrix() + "\n" + footnotes(rep) + "\n" + hint
 }
 
@@ -80,7 +80,7 @@ type jsonCell struct {
 
 // toJSON returns the -json view of rep: scenario names in column order,
 // variants in row order, and for each the cells that were run.
-func toJSON(rep *lab.Report) jsonReport {
+func toJSON(rep *report.Report) jsonReport {
 	out := jsonReport{Scenarios: []string{}, Variants: []jsonVariant{}}
 	for _, s := range rep.Scenarios {
 		out.Scenarios = append(out.Scenarios, s.Name)
@@ -100,7 +100,7 @@ func toJSON(rep *lab.Report) jsonReport {
 // renderJSON is the output of go run ./cmd/lab -json: toJSON(rep), indented,
 // with a final newline. Go sorts the keys of the results maps, so the text
 // is deterministic.
-func renderJSON(rep *lab.Report) ([]byte, error) {
+func renderJSON(rep *report.Report) ([]byte, error) {
 	data, err := json.MarshalIndent(toJSON(rep), "", "  ")
 	if err != nil {
 		return nil, err
@@ -109,27 +109,27 @@ func renderJSON(rep *lab.Report) ([]byte, error) {
 }
 
 // findScenario returns the column of rep named name.
-func findScenario(rep *lab.Report, name string) (lab.ScenarioInfo, bool) {
+func findScenario(rep *report.Report, name string) (report.ScenarioInfo, bool) {
 	for _, s := range rep.Scenarios {
 		if s.Name == name {
 			return s, true
 		}
 	}
-	return lab.ScenarioInfo{}, false
+	return report.ScenarioInfo{}, false
 }
 
 // findVariant returns the row of rep named name.
-func findVariant(rep *lab.Report, name string) (lab.VariantResults, bool) {
+func findVariant(rep *report.Report, name string) (report.VariantResults, bool) {
 	for _, v := range rep.Variants {
 		if v.Name == name {
 			return v, true
 		}
 	}
-	return lab.VariantResults{}, false
+	return report.VariantResults{}, false
 }
 
 // scenarioNames lists the columns of rep, for error messages.
-func scenarioNames(rep *lab.Report) string {
+func scenarioNames(rep *report.Report) string {
 	var names []string
 	for _, s := range rep.Scenarios {
 		names = append(names, s.Name)
@@ -138,7 +138,7 @@ func scenarioNames(rep *lab.Report) string {
 }
 
 // variantNames lists the rows of rep, for error messages.
-func variantNames(rep *lab.Report) string {
+func variantNames(rep *report.Report) string {
 	var names []string
 	for _, v := range rep.Variants {
 		names = append(names, v.Name)
@@ -151,7 +151,7 @@ func variantNames(rep *lab.Report) string {
 // guarantees (or, for a pass, what the run showed) and the transcript. An
 // unknown scenario, or a variant the tests do not run, is a usage error
 // naming the valid ones.
-func renderExplain(rep *lab.Report, variant, scenario string) (string, error) {
+func renderExplain(rep *report.Report, variant, scenario string) (string, error) {
 	s, ok := findScenario(rep, scenario)
 	if !ok {
 		return "", badArgf("unknown scenario %q; scenarios are: %s", scenario, scenarioNames(rep))
@@ -196,7 +196,7 @@ func renderExplain(rep *lab.Report, variant, scenario string) (string, error) {
 	default:
 		b.WriteString(c.Transcript + "\n")
 	}
-	fmt.Fprintf(&b, "the same run as a test: go test ./scenarios -run '%s' -count=1 -lab.strict\n", lab.CellPattern(s.Name, v.Name))
+	fmt.Fprintf(&b, "the same run as a test: go test ./scenarios -run '%s' -count=1 -lab.strict\n", report.CellPattern(matrixTest, s.Name, v.Name))
 	return b.String(), nil
 }
 
@@ -204,7 +204,7 @@ func renderExplain(rep *lab.Report, variant, scenario string) (string, error) {
 // enumerated interleavings, each interleaving with its outcome, and ends each
 // scenario with a count such as
 // "naive/checkthenact: 18 of 20 interleavings break Race".
-func renderPermutations(rep *lab.Report, variant string) (string, error) {
+func renderPermutations(rep *report.Report, variant string) (string, error) {
 	v, ok := findVariant(rep, variant)
 	if !ok {
 		return "", badArgf("variant %q has no row in the matrix; variants are: %s", variant, variantNames(rep))
@@ -222,9 +222,9 @@ func renderPermutations(rep *lab.Report, variant string) (string, error) {
 		fmt.Fprintf(&b, "%s × %s: %s\n", v.Name, s.Name, s.Shows)
 		broken := 0
 		for _, p := range c.Permutations {
-			mark, why := lab.Pass, ""
+			mark, why := report.Pass, ""
 			if !p.Held() {
-				mark, why = lab.Fail, "  "+p.Failures[0]
+				mark, why = report.Fail, "  "+p.Failures[0]
 				broken++
 			}
 			fmt.Fprintf(&b, "  %s %-*s  %s%s\n", mark, width, p.Schedule, p.Outcome, why)

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"idemlab/lab"
+	"idemlab/lab/report"
 )
 
 // moduleRoot returns the directory of the module's go.mod, as go env GOMOD
@@ -42,7 +42,7 @@ func goTestArgs(runPattern, reportPath string) []string {
 // command): err says why. A report with a non-nil err means the tests ran
 // and wrote their verdicts but failed, for example because a verdict
 // differs from the golden matrix.
-func runTests(root, runPattern string) (rep *lab.Report, output []byte, err error) {
+func runTests(root, runPattern string) (rep *report.Report, output []byte, err error) {
 	dir, err := os.MkdirTemp("", "idemlab-report-")
 	if err != nil {
 		return nil, nil, err
@@ -54,7 +54,7 @@ func runTests(root, runPattern string) (rep *lab.Report, output []byte, err erro
 	cmd.Dir = root
 	output, runErr := cmd.CombinedOutput()
 
-	rep, readErr := lab.ReadReport(reportPath)
+	rep, readErr := report.Read(reportPath)
 	if readErr != nil {
 		if runErr == nil {
 			runErr = errors.New("go test wrote no report")
@@ -161,3 +161,8 @@ func naiveVariants(root string) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// matrixTest is the name of the test in ./scenarios whose subtests are the
+// cells of the matrix, TestScenarios/<scenario>/<variant>. The command runs
+// it; TestMatrixTestExists checks that the name still finds it.
+const matrixTest = "TestScenarios"

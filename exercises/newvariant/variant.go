@@ -4,6 +4,7 @@ import (
 	"database/sql"
 
 	"idemlab/lab"
+	"idemlab/lab/labtest"
 )
 
 // Variant is your naive variant.
@@ -17,11 +18,11 @@ var Variant = lab.Variant{
 
 // Scenario is the story that catches it. Use the lab as the scenarios in
 // ../../scenarios do: r.Open, db.Deliver, r.WantOutcome, r.WantBalance…
-var Scenario = lab.Scenario{
+var Scenario = labtest.Scenario{
 	Name:  "Mine",
 	Short: "Mine",
 	Shows: "(what a passing run demonstrates)",
-	Run: func(r *lab.Run) {
+	Run: func(r *labtest.Run) {
 		r.Open()
 	},
 }

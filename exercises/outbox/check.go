@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"idemlab/lab"
+	"idemlab/lab/labtest"
 )
 
 // Service is one implementation of the exercise: the handler (as a lab
@@ -65,7 +66,7 @@ func Check(t *testing.T, s Service) []string {
 	ctx := context.Background()
 	mailbox := s.Receiver()
 	mail := &postman{to: mailbox}
-	r := lab.NewRun(t, s.Variant(mail))
+	r := labtest.NewRun(t, s.Variant(mail))
 	db := r.Open()
 	var failures []string
 	fail := func(format string, args ...any) { failures = append(failures, fmt.Sprintf(format, args...)) }
@@ -78,7 +79,7 @@ func Check(t *testing.T, s Service) []string {
 	}
 
 	evt1 := lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 500}
-	db.Inject(lab.Fault{When: lab.Before, Op: lab.OpCommit})
+	db.Inject(labtest.Fault{When: labtest.Before, Op: labtest.OpCommit})
 	db.Deliver(evt1) // fails at COMMIT: rolled back
 	db.Lift()
 	if a := db.Deliver(evt1); a.Err != nil || a.Outcome != lab.Applied {

@@ -5,6 +5,7 @@ import (
 
 	"idemlab/exercises/newvariant"
 	"idemlab/lab"
+	"idemlab/lab/labtest"
 )
 
 // Variant is the naive variant.
@@ -17,11 +18,11 @@ var Variant = lab.Variant{
 }
 
 // Scenario catches it: two events whose ids differ only in case.
-var Scenario = lab.Scenario{
+var Scenario = labtest.Scenario{
 	Name:  "CaseSensitiveIDs",
 	Short: "Case",
 	Shows: "evt-A and evt-a are two events: both apply",
-	Run: func(r *lab.Run) {
+	Run: func(r *labtest.Run) {
 		db := r.Open()
 		upper := lab.Event{Source: "provider-a", EventID: "evt-A", AccountID: 1, Amount: 500}
 		lower := upper

@@ -1,4 +1,4 @@
-package lab
+package labtest
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"idemlab/lab"
 )
 
 // Crash tests need a process to die mid-delivery, for real: not an error
@@ -32,7 +34,7 @@ type crashSpec struct {
 	Variant string
 	Path    string
 	WAL     bool
-	Event   Event
+	Event   lab.Event
 	When    When
 	N       int
 }
@@ -51,7 +53,7 @@ const answerPrefix = "idemlab-answer: "
 // whether the child was killed; a child that was not, because the delivery
 // has fewer than n statements, ran clean and answered a. The child's
 // transcript, up to its death, becomes part of the run's.
-func (db *DB) Crash(e Event, when When, n int) (killed bool, a Answer) {
+func (db *DB) Crash(e lab.Event, when When, n int) (killed bool, a Answer) {
 	tb := db.run.tb
 	session := db.run.nextSession()
 	spec, err := json.Marshal(crashSpec{Session: session, Variant: db.run.Variant.Name, Path: db.Path, WAL: db.wal, Event: e, When: when, N: n})
@@ -97,7 +99,7 @@ func (db *DB) Crash(e Event, when When, n int) (killed bool, a Answer) {
 		tb.Fatalf("crash child ran clean but gave no answer:\n%s", data)
 	}
 	var got struct {
-		Outcome Outcome
+		Outcome lab.Outcome
 		Err     string
 	}
 	if err := json.Unmarshal([]byte(strings.SplitN(answer, "\n", 2)[0]), &got); err != nil {
@@ -121,7 +123,7 @@ func (db *DB) reopen() {
 // it with every variant; outside a crash child it skips. In a child it opens
 // the database the parent prepared, delivers the event with a crash fault in
 // place, and either dies at the fault or prints its transcript and answer.
-func CrashChild(t *testing.T, variants []Variant) {
+func CrashChild(t *testing.T, variants []lab.Variant) {
 	raw := os.Getenv(crashEnv)
 	if raw == "" {
 		t.Skip("runs only as the child process of a Crash scenario")
@@ -130,7 +132,7 @@ func CrashChild(t *testing.T, variants []Variant) {
 	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
 		t.Fatalf("%s: %v", crashEnv, err)
 	}
-	var v *Variant
+	var v *lab.Variant
 	for i := range variants {
 		if variants[i].Name == spec.Variant {
 			v = &variants[i]
@@ -149,7 +151,7 @@ func CrashChild(t *testing.T, variants []Variant) {
 		errText = a.Err.Error()
 	}
 	answer, _ := json.Marshal(struct {
-		Outcome Outcome
+		Outcome lab.Outcome
 		Err     string
 	}{a.Outcome, errText})
 	fmt.Printf("%s%s\n", answerPrefix, answer)

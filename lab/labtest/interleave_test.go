@@ -1,4 +1,4 @@
-package lab
+package labtest
 
 import (
 	"context"
@@ -8,30 +8,32 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+
+	"idemlab/lab"
 )
 
 // twoWrites credits the account in two autocommit statements: two steps
 // that take the write lock only while they run.
 type twoWrites struct{ db *sql.DB }
 
-func (h twoWrites) Process(ctx context.Context, e Event) (Outcome, error) {
+func (h twoWrites) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) {
 	for range 2 {
 		if _, err := h.db.ExecContext(ctx, `UPDATE accounts SET balance = balance + ? WHERE id = ?`, e.Amount, e.AccountID); err != nil {
 			return 0, err
 		}
 	}
-	return Applied, nil
+	return lab.Applied, nil
 }
 
 // Two sessions of two independent steps each have C(4,2) = 6 interleavings,
 // and the enumeration must find each exactly once.
 func TestInterleavingsAreExhaustive(t *testing.T) {
 	v := testVariant
-	v.New = func(db *sql.DB) Processor { return twoWrites{db} }
+	v.New = func(db *sql.DB) lab.Processor { return twoWrites{db} }
 	synctest.Test(t, func(t *testing.T) {
 		r := NewRun(t, v)
-		e := Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 1}
-		perms := r.Interleavings(nil, [][]Event{{e}, {e}}, func(c *Run, db *DB, answers []Answer) {
+		e := lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 1}
+		perms := r.Interleavings(nil, [][]lab.Event{{e}, {e}}, func(c *Run, db *DB, answers []Answer) {
 			c.WantBalance(db, 1, 4)
 		})
 		// twoWrites applies every delivery, so the invariants fail each
@@ -58,10 +60,10 @@ func TestInterleavingsAreExhaustive(t *testing.T) {
 func TestInterleavingsSkipWaitingSessions(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := NewRun(t, testVariant)
-		a := Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 1}
+		a := lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 1}
 		b := a
 		b.EventID = "evt-2"
-		perms := r.Interleavings(nil, [][]Event{{a}, {b}}, func(c *Run, db *DB, answers []Answer) {
+		perms := r.Interleavings(nil, [][]lab.Event{{a}, {b}}, func(c *Run, db *DB, answers []Answer) {
 			c.WantBalance(db, 1, 2)
 		})
 		if len(perms) != 8 {
@@ -83,12 +85,12 @@ func TestInterleavingsSkipWaitingSessions(t *testing.T) {
 // A named plan is followed step by step, then round robin.
 func TestPlan(t *testing.T) {
 	v := testVariant
-	v.New = func(db *sql.DB) Processor { return twoWrites{db} }
+	v.New = func(db *sql.DB) lab.Processor { return twoWrites{db} }
 	synctest.Test(t, func(t *testing.T) {
 		r := NewRun(t, v)
 		db := r.Open()
-		e := Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 1}
-		_, got := db.Interleave(Plan("B1 A1"), []Event{e}, []Event{e})
+		e := lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 1}
+		_, got := db.Interleave(Plan("B1 A1"), []lab.Event{e}, []lab.Event{e})
 		// A plan whose numbers are not the sessions' next steps is refused (this run's sessions are C and D).
 		func() {
 			defer func() {
@@ -96,7 +98,7 @@ func TestPlan(t *testing.T) {
 					t.Errorf("Interleave(Plan(\"C7\")) panicked with %v, want a panic naming C1", p)
 				}
 			}()
-			db.Interleave(Plan("C7"), []Event{e}, []Event{e})
+			db.Interleave(Plan("C7"), []lab.Event{e}, []lab.Event{e})
 		}()
 		r.Close()
 		if want := "B1 A1 B2 A2"; got != want {

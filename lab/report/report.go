@@ -1,4 +1,10 @@
-package lab
+// Package report holds the verdicts of a run of the scenario tests — one
+// cell per variant and scenario, with its evidence, transcript and
+// interleavings — and renders them as the verdict matrix. The tests write a
+// report as JSON and the command reads it, so what a student sees is what
+// the tests found, and the command links neither the engine nor a
+// database driver.
+package report
 
 import (
 	"encoding/json"
@@ -48,14 +54,30 @@ type Cell struct {
 	Permutations []Permutation `json:"permutations,omitempty"`
 }
 
-// NewReport returns an empty report with the given columns and rows.
-func NewReport(scenarios []Scenario, variants []Variant) *Report {
-	rep := &Report{}
-	for _, s := range scenarios {
-		rep.Scenarios = append(rep.Scenarios, ScenarioInfo{s.Name, s.Short, s.Shows, s.Claims, s.Limit})
-	}
+// Permutation is one interleaving of a scheduled run and what came of it.
+type Permutation struct {
+	// Schedule names the steps in the order they were released: "A1 B1 A2…",
+	// where B2 is session B's second statement. A step released while
+	// another session held the lock waits, and completes later on its own.
+	Schedule string `json:"schedule"`
+	// Outcome summarises the answers and the balances, e.g.
+	// "A applied, B duplicate; balance 500".
+	Outcome string `json:"outcome"`
+	// Failures lists the broken guarantees; none when it held.
+	Failures []string `json:"failures,omitempty"`
+}
+
+// Held reports whether every guarantee held in this interleaving.
+func (p Permutation) Held() bool { return len(p.Failures) == 0 }
+
+// New returns an empty report with the given columns and rows.
+func New(scenarios []ScenarioInfo, variants []VariantResults) *Report {
+	rep := &Report{Scenarios: scenarios}
 	for _, v := range variants {
-		rep.Variants = append(rep.Variants, VariantResults{Name: v.Name, Mistake: v.Mistake, Results: map[string]*Cell{}})
+		if v.Results == nil {
+			v.Results = map[string]*Cell{}
+		}
+		rep.Variants = append(rep.Variants, v)
 	}
 	return rep
 }
@@ -101,8 +123,8 @@ func (rep *Report) Write(path string) error {
 	return os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
-// ReadReport loads a report written by Write.
-func ReadReport(path string) (*Report, error) {
+// Read loads a report written by Write.
+func Read(path string) (*Report, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -180,7 +202,7 @@ func (rep *Report) Matrix() string {
 // ParseMatrix reads the verdicts back from a matrix rendered by Matrix:
 // verdicts[variant][scenario] is true for a pass. Cells marked as not run are
 // absent.
-func ParseMatrix(text string, scenarios []Scenario) (map[string]map[string]bool, error) {
+func ParseMatrix(text string, scenarios []ScenarioInfo) (map[string]map[string]bool, error) {
 	lines := strings.Split(text, "\n")
 	if len(lines) < 2 {
 		return nil, fmt.Errorf("matrix has no rows")
@@ -217,28 +239,33 @@ func ParseMatrix(text string, scenarios []Scenario) (map[string]map[string]bool,
 	return verdicts, nil
 }
 
-// MatrixPattern is the go test -run pattern of the whole matrix: the test
-// whose subtests are TestScenarios/<scenario>/<variant>.
-const MatrixPattern = "^TestScenarios$"
-
-// CellPattern is the go test -run pattern that selects exactly one cell,
-// TestScenarios/<scenario>/<variant>: every element anchored and quoted, the
-// variant split at its slashes, since go test matches each slash-separated
-// element of a subtest name on its own.
-func CellPattern(scenario, variant string) string {
-	parts := []string{MatrixPattern, "^" + regexp.QuoteMeta(scenario) + "$"}
-	for _, p := range strings.Split(variant, "/") {
-		parts = append(parts, "^"+regexp.QuoteMeta(p)+"$")
-	}
-	return strings.Join(parts, "/")
+// CellPattern is the go test -run pattern that selects exactly one cell of
+// the matrix test named test, test/<scenario>/<variant>: every element
+// anchored and quoted, the variant split at its slashes, since go test
+// matches each slash-separated element of a subtest name on its own. The
+// test's name belongs to the test that defines it, so the caller passes it.
+func CellPattern(test, scenario, variant string) string {
+	return anchored(test) + "/" + anchored(scenario) + "/" + variantPattern(variant)
 }
 
-// RowPattern is the go test -run pattern that selects one variant's row:
-// every scenario, that variant only.
-func RowPattern(variant string) string {
-	parts := []string{MatrixPattern, ".*"}
+// RowPattern is the go test -run pattern that selects one variant's row of
+// the matrix test named test: every scenario, that variant only.
+func RowPattern(test, variant string) string {
+	return anchored(test) + "/.*/" + variantPattern(variant)
+}
+
+// ColumnPattern is the go test -run pattern that selects one scenario's
+// column of the matrix test named test.
+func ColumnPattern(test, scenario string) string {
+	return anchored(test) + "/" + anchored(scenario)
+}
+
+func anchored(name string) string { return "^" + regexp.QuoteMeta(name) + "$" }
+
+func variantPattern(variant string) string {
+	var parts []string
 	for _, p := range strings.Split(variant, "/") {
-		parts = append(parts, "^"+regexp.QuoteMeta(p)+"$")
+		parts = append(parts, anchored(p))
 	}
 	return strings.Join(parts, "/")
 }

@@ -1,30 +1,22 @@
-package lab
+package labtest
 
 import (
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
+
+	"idemlab/lab"
+	"idemlab/lab/report"
 )
 
-// Permutation is one interleaving of a scheduled run and what came of it.
-type Permutation struct {
-	// Schedule names the steps in the order they were released: "A1 B1 A2…",
-	// where B2 is session B's second statement. A step released while
-	// another session held the lock waits, and completes later on its own.
-	Schedule string `json:"schedule"`
-	// Outcome summarises the answers and the balances, e.g.
-	// "A applied, B duplicate; balance 500".
-	Outcome string `json:"outcome"`
-	// Failures lists the broken guarantees; none when it held.
-	Failures []string `json:"failures,omitempty"`
-
+// tried is one interleaving that Interleavings ran: what the report shows of
+// it, and what the run keeps to show the shortest failing one in full.
+type tried struct {
+	report.Permutation
 	transcript *Transcript
 	steps      int
 }
-
-// Held reports whether every guarantee held in this interleaving.
-func (p Permutation) Held() bool { return len(p.Failures) == 0 }
 
 // Interleavings runs the sessions (one list of events each, as for
 // Concurrently) in every interleaving of their statements, each on a fresh
@@ -44,8 +36,8 @@ func (p Permutation) Held() bool { return len(p.Failures) == 0 }
 // interleaving is run once, from the start, by replaying the decisions that
 // lead to it; the first is the round-robin one that Concurrently runs. The
 // permutations are returned sorted by schedule.
-func (r *Run) Interleavings(accounts []Account, sessions [][]Event, want func(c *Run, db *DB, answers []Answer)) []Permutation {
-	var perms []Permutation
+func (r *Run) Interleavings(accounts []Account, sessions [][]lab.Event, want func(c *Run, db *DB, answers []Answer)) []report.Permutation {
+	var perms []tried
 	var explore func(plan []string)
 	explore = func(plan []string) {
 		c := r.child()
@@ -59,10 +51,12 @@ func (r *Run) Interleavings(accounts []Account, sessions [][]Event, want func(c 
 		want(c, db, answers)
 		outcome := summarize(answers, db.snapshot())
 		c.Close()
-		perms = append(perms, Permutation{
-			Schedule:   scheduleString(decisions),
-			Outcome:    outcome,
-			Failures:   c.Failures(),
+		perms = append(perms, tried{
+			Permutation: report.Permutation{
+				Schedule: scheduleString(decisions),
+				Outcome:  outcome,
+				Failures: c.Failures(),
+			},
 			transcript: &c.Transcript,
 			steps:      len(decisions),
 		})
@@ -84,28 +78,32 @@ func (r *Run) Interleavings(accounts []Account, sessions [][]Event, want func(c 
 	// shortest that break a guarantee the first explored is the closest to
 	// it: both are the ones a reader should see.
 	first := perms[0]
-	var failed []Permutation
+	var failed []tried
 	for _, p := range perms {
 		if !p.Held() {
 			failed = append(failed, p)
 		}
 	}
 	// List them in the order a reader can scan: by schedule, A before B.
-	slices.SortStableFunc(perms, func(a, b Permutation) int {
+	slices.SortStableFunc(perms, func(a, b tried) int {
 		return slices.Compare(strings.Fields(a.Schedule), strings.Fields(b.Schedule))
 	})
-	r.Permutations = append(r.Permutations, perms...)
+	list := make([]report.Permutation, len(perms))
+	for i, p := range perms {
+		list[i] = p.Permutation
+	}
+	r.Permutations = append(r.Permutations, list...)
 
 	if len(failed) == 0 {
 		r.Transcript.Note("", fmt.Sprintf("all %d interleavings hold; the first, round robin:", len(perms)), "")
 		r.Transcript.include(first.transcript)
-		return perms
+		return list
 	}
-	shortest := slices.MinFunc(failed, func(a, b Permutation) int { return a.steps - b.steps })
+	shortest := slices.MinFunc(failed, func(a, b tried) int { return a.steps - b.steps })
 	r.Transcript.Note("", fmt.Sprintf("%d of %d interleavings break a guarantee; the shortest:", len(failed), len(perms)), "")
 	r.Transcript.include(shortest.transcript)
 	r.Errorf("%d of %d interleavings break it; the shortest, %s: %s", len(failed), len(perms), shortest.Schedule, shortest.Failures[0])
-	return perms
+	return list
 }
 
 // summarize describes answers and balances in one line.
@@ -114,7 +112,7 @@ func summarize(answers []Answer, s snapshot) string {
 	for i, a := range answers {
 		what := a.Outcome.String()
 		if a.Err != nil {
-			what = "error (" + ErrorKind(a.Err) + ")"
+			what = "error (" + lab.ErrorKind(a.Err) + ")"
 		}
 		parts[i] = a.Session + " " + what
 	}

@@ -1,8 +1,11 @@
-package lab
+package labtest
 
 import (
 	"testing"
 	"testing/synctest"
+
+	"idemlab/lab"
+	"idemlab/lab/report"
 )
 
 // Scenario is one column of the verdict matrix: a story told identically to
@@ -31,13 +34,13 @@ type Scenario struct {
 // parked, and where lock timeouts take no real time — and returns the
 // verdict with its evidence. Failures of v are in the cell, not on t; t
 // fails only if the lab itself cannot work.
-func RunCell(t *testing.T, sc Scenario, v Variant) *Cell {
-	var cell *Cell
+func RunCell(t *testing.T, sc Scenario, v lab.Variant) *report.Cell {
+	var cell *report.Cell
 	synctest.Test(t, func(t *testing.T) {
 		r := NewRun(t, v)
 		sc.Run(r)
 		r.Close()
-		cell = &Cell{
+		cell = &report.Cell{
 			Pass:         !r.Failed(),
 			Detail:       r.Detail(),
 			Failures:     r.Failures(),
@@ -46,4 +49,23 @@ func RunCell(t *testing.T, sc Scenario, v Variant) *Cell {
 		}
 	})
 	return cell
+}
+
+// NewReport returns an empty report whose columns are scenarios and whose
+// rows are variants.
+func NewReport(scenarios []Scenario, variants []lab.Variant) *report.Report {
+	var cols []report.ScenarioInfo
+	for _, s := range scenarios {
+		cols = append(cols, s.Info())
+	}
+	var rows []report.VariantResults
+	for _, v := range variants {
+		rows = append(rows, report.VariantResults{Name: v.Name, Mistake: v.Mistake})
+	}
+	return report.New(cols, rows)
+}
+
+// Info is what the report says of s.
+func (s Scenario) Info() report.ScenarioInfo {
+	return report.ScenarioInfo{Name: s.Name, Short: s.Short, Shows: s.Shows, Claims: s.Claims, Limit: s.Limit}
 }

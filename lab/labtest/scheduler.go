@@ -1,4 +1,4 @@
-package lab
+package labtest
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing/synctest"
 	"time"
+
+	"idemlab/lab"
 )
 
 // The scheduler runs several deliveries at once and decides, one statement
@@ -104,7 +106,7 @@ func (sc *scheduler) find(name string) *session {
 // statement before any takes its second, and a session waiting for the lock
 // counts as having taken its turn. It returns the answers in the order they
 // were given. It must be called inside a synctest bubble.
-func (db *DB) Concurrently(sessions ...[]Event) []Answer {
+func (db *DB) Concurrently(sessions ...[]lab.Event) []Answer {
 	answers, _ := db.schedule(roundRobin, sessions)
 	return answers
 }
@@ -154,7 +156,7 @@ func roundRobin(_ int, _ []string, robin string) string { return robin }
 //
 // Unlike Concurrently's, its answers are in the order of the sessions (the
 // answers of the first list of events first), whoever finished first.
-func (db *DB) Interleave(choose Chooser, sessions ...[]Event) ([]Answer, string) {
+func (db *DB) Interleave(choose Chooser, sessions ...[]lab.Event) ([]Answer, string) {
 	answers, decisions := db.schedule(choose, sessions)
 	slices.SortStableFunc(answers, func(a, b Answer) int { return sessionIndex(a.Session) - sessionIndex(b.Session) })
 	return answers, scheduleString(decisions)
@@ -189,7 +191,7 @@ type decision struct {
 // schedule runs the sessions, letting choose pick each step, and returns the
 // answers and every decision made. Replaying the decisions of one run
 // reproduces it exactly, which is what lets Interleavings enumerate them.
-func (db *DB) schedule(choose Chooser, sessions [][]Event) ([]Answer, []decision) {
+func (db *DB) schedule(choose Chooser, sessions [][]lab.Event) ([]Answer, []decision) {
 	sc := &scheduler{db: db}
 	db.mu.Lock()
 	db.sched = sc

@@ -1,10 +1,23 @@
-package lab
+// Package labtest is the engine that runs scenarios against handlers: a
+// Run of one scenario against one variant, its databases (DB), the
+// statement-hooking driver that records transcripts and injects faults and
+// crashes below the handler, the scheduler that interleaves deliveries one
+// statement at a time inside a testing/synctest bubble, and the invariants
+// checked after every run. It is to package lab what net/http/httptest is
+// to net/http: it exists for tests, and only tests import it.
+//
+// Verdicts go into a [report.Report]; the scenario tests write it and the
+// command renders it.
+package labtest
 
 import (
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
+
+	"idemlab/lab"
+	"idemlab/lab/report"
 )
 
 // Run is one scenario run against one variant. A scenario body receives it,
@@ -13,12 +26,12 @@ import (
 // broken build for the correct one).
 type Run struct {
 	// Variant is the implementation under test.
-	Variant Variant
+	Variant lab.Variant
 	// Transcript logs every step of every session, and every failure.
 	Transcript Transcript
 	// Permutations holds every interleaving Interleavings ran, sorted by
 	// schedule.
-	Permutations []Permutation
+	Permutations []report.Permutation
 
 	tb        testing.TB
 	failures  []string
@@ -31,7 +44,7 @@ type Run struct {
 
 // NewRun starts a run of v. tb provides temporary directories and stops the
 // test on a failure of the lab itself (never on a failure of the variant).
-func NewRun(tb testing.TB, v Variant) *Run {
+func NewRun(tb testing.TB, v lab.Variant) *Run {
 	return &Run{Variant: v, tb: tb, templates: map[string][]byte{}}
 }
 
@@ -101,7 +114,7 @@ func (r *Run) Close() {
 }
 
 // WantOutcome reports a failure unless a is the successful outcome want.
-func (r *Run) WantOutcome(a Answer, want Outcome) bool {
+func (r *Run) WantOutcome(a Answer, want lab.Outcome) bool {
 	if a.Err != nil || a.Outcome != want {
 		r.Errorf("%s: Process(%v) = %v, want %v", a.Session, a.Event, a, want)
 		return false
@@ -154,7 +167,7 @@ func (r *Run) WantCounts(answers []Answer, applied, duplicate, failed int) {
 // "payload conflict", …), or by its text for an error that is not one of
 // the kinds (such as ErrInjected).
 func KindName(kind error) string {
-	if name := ErrorKind(kind); name != "other error" {
+	if name := lab.ErrorKind(kind); name != "other error" {
 		return name
 	}
 	return kind.Error()

@@ -1,4 +1,4 @@
-package lab
+package labtest
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"idemlab/lab"
 
 	"modernc.org/sqlite"
 )
@@ -32,7 +34,7 @@ type DB struct {
 	sql     *sql.DB
 	dsn     string
 	wal     bool
-	proc    Processor
+	proc    lab.Processor
 	initial map[int64]int64 // balances as seeded
 
 	mu      sync.Mutex
@@ -339,11 +341,11 @@ func (db *DB) fault(w When, s *Stmt) *Fault {
 // failed attempt and a duplicate leave the database as it was. (That an
 // applied or duplicate answer is backed by the inbox row is checked with the
 // other invariants, by Check.)
-func (db *DB) Deliver(e Event) Answer {
+func (db *DB) Deliver(e lab.Event) Answer {
 	before := db.snapshot()
 	a := db.Attempt(e)
 	after := db.snapshot()
-	if (a.Err != nil || a.Outcome == Duplicate) && !before.equal(after) {
+	if (a.Err != nil || a.Outcome == lab.Duplicate) && !before.equal(after) {
 		db.run.Errorf("%s: Process(%v) = %v, but the database changed: %s", a.Session, e, a, before.diff(after))
 	}
 	return a
@@ -353,7 +355,7 @@ func (db *DB) Deliver(e Event) Answer {
 // nothing. It is for deliveries whose answer may be lost after their work
 // became durable — a fault after COMMIT, a crash — where an error with the
 // event applied is the truth, and the redelivery must answer duplicate.
-func (db *DB) Attempt(e Event) Answer {
+func (db *DB) Attempt(e lab.Event) Answer {
 	return db.deliver(db.run.nextSession(), e, 0)
 }
 
@@ -361,13 +363,13 @@ func (db *DB) Attempt(e Event) Answer {
 // handler's request context would: a delivery still waiting for the lock
 // then must answer busy (lab.ErrBusy wraps context.DeadlineExceeded), never
 // duplicate.
-func (db *DB) AttemptWithin(e Event, d time.Duration) Answer {
+func (db *DB) AttemptWithin(e lab.Event, d time.Duration) Answer {
 	return db.deliver(db.run.nextSession(), e, d)
 }
 
 // deliver runs one delivery on a session and logs it. A timeout of 0 means
 // none.
-func (db *DB) deliver(session string, e Event, timeout time.Duration) Answer {
+func (db *DB) deliver(session string, e lab.Event, timeout time.Duration) Answer {
 	ctx, cancel := context.WithCancel(context.Background())
 	if timeout > 0 {
 		ctx, cancel = context.WithTimeout(context.Background(), timeout)
@@ -414,8 +416,8 @@ func (db *DB) HoldWriteLock() (release func()) {
 // Answer is what the handler said to one delivery.
 type Answer struct {
 	Session string
-	Event   Event
-	Outcome Outcome // zero when Err is set
+	Event   lab.Event
+	Outcome lab.Outcome // zero when Err is set
 	Err     error
 }
 
@@ -423,7 +425,7 @@ type Answer struct {
 // kind, e.g. "error (busy): busy, retry later: database is locked (5)".
 func (a Answer) String() string {
 	if a.Err != nil {
-		return "error (" + ErrorKind(a.Err) + "): " + a.Err.Error()
+		return "error (" + lab.ErrorKind(a.Err) + "): " + a.Err.Error()
 	}
 	return a.Outcome.String()
 }
@@ -435,9 +437,9 @@ func Count(answers []Answer) (applied, duplicate, failed int) {
 		switch {
 		case a.Err != nil:
 			failed++
-		case a.Outcome == Applied:
+		case a.Outcome == lab.Applied:
 			applied++
-		case a.Outcome == Duplicate:
+		case a.Outcome == lab.Duplicate:
 			duplicate++
 		}
 	}
@@ -469,10 +471,10 @@ func (db *DB) Pool() *sql.DB { return db.sql }
 // State returns every account's balance and the rows of the inbox, as the
 // events they store. Call it when no delivery is running: the two tables
 // are read one after the other.
-func (db *DB) State() (balances map[int64]int64, inbox []Event) {
+func (db *DB) State() (balances map[int64]int64, inbox []lab.Event) {
 	s := db.snapshot()
 	for _, r := range s.inbox {
-		inbox = append(inbox, Event{Source: r.Source, EventID: r.EventID, AccountID: r.AccountID, Amount: r.Amount})
+		inbox = append(inbox, lab.Event{Source: r.Source, EventID: r.EventID, AccountID: r.AccountID, Amount: r.Amount})
 	}
 	return s.balances, inbox
 }
@@ -482,7 +484,7 @@ func (db *DB) InboxRows() int { return len(db.snapshot().inbox) }
 
 // row is one inbox row.
 type row struct {
-	Key
+	lab.Key
 	AccountID, Amount int64
 }
 

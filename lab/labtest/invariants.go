@@ -1,9 +1,11 @@
-package lab
+package labtest
 
 import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"idemlab/lab"
 )
 
 // Check verifies the invariants that hold after any scenario, whatever it
@@ -31,7 +33,7 @@ func (db *DB) Check() {
 	}
 
 	s := db.snapshot()
-	stored := map[Key][]row{}
+	stored := map[lab.Key][]row{}
 	credited := map[int64]int64{}
 	for _, row := range s.inbox {
 		stored[row.Key] = append(stored[row.Key], row)
@@ -57,13 +59,13 @@ func (db *DB) Check() {
 	db.mu.Lock()
 	answers := slices.Clone(db.answers)
 	db.mu.Unlock()
-	applied := map[Key]int{}
+	applied := map[lab.Key]int{}
 	for _, a := range answers {
 		if a.Err != nil {
 			continue
 		}
 		k := a.Event.Key()
-		if a.Outcome == Applied {
+		if a.Outcome == lab.Applied {
 			applied[k]++
 			if applied[k] == 2 {
 				r.Errorf("Process(%v) = applied, want duplicate: %s was applied before", a.Event, k)
@@ -76,14 +78,14 @@ func (db *DB) Check() {
 	}
 }
 
-func describeRows(k Key, rows []row) string {
+func describeRows(k lab.Key, rows []row) string {
 	if len(rows) == 0 {
 		return "no row for " + k.String()
 	}
 	return fmt.Sprint(rows)
 }
 
-func compareKeys(a, b Key) int {
+func compareKeys(a, b lab.Key) int {
 	if a.Source != b.Source {
 		if a.Source < b.Source {
 			return -1

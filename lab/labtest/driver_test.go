@@ -1,4 +1,4 @@
-package lab
+package labtest
 
 import (
 	"context"
@@ -6,13 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"idemlab/lab"
 )
 
 // recorder is a minimal handler for testing the driver: one transaction that
 // inserts the event into the inbox and credits the account.
 type recorder struct{ db *sql.DB }
 
-func (h recorder) Process(ctx context.Context, e Event) (Outcome, error) {
+func (h recorder) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) {
 	tx, err := h.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
@@ -24,15 +26,15 @@ func (h recorder) Process(ctx context.Context, e Event) (Outcome, error) {
 	if _, err := tx.ExecContext(ctx, `UPDATE accounts SET balance = balance + ? WHERE id = ?`, e.Amount, e.AccountID); err != nil {
 		return 0, err
 	}
-	return Applied, tx.Commit()
+	return lab.Applied, tx.Commit()
 }
 
-var testVariant = Variant{
+var testVariant = lab.Variant{
 	Name: "test",
 	Schema: `CREATE TABLE accounts (id INTEGER PRIMARY KEY, balance INTEGER NOT NULL DEFAULT 0);
 		CREATE TABLE inbox (source TEXT, event_id TEXT, account_id INTEGER, amount INTEGER, PRIMARY KEY (source, event_id));`,
 	DSN: func(path string) string { return "file:" + path + "?_txlock=immediate&_pragma=busy_timeout(5000)" },
-	New: func(db *sql.DB) Processor { return recorder{db} },
+	New: func(db *sql.DB) lab.Processor { return recorder{db} },
 }
 
 // Every fault position must leave the database as it was when the handler
@@ -41,7 +43,7 @@ var testVariant = Variant{
 // roll back, and a fault after BEGIN must not leave the connection inside a
 // transaction.
 func TestFaultsRollBack(t *testing.T) {
-	e := Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 500}
+	e := lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 500}
 	for _, op := range []Op{OpBegin, OpInsert, OpUpdate, OpCommit} {
 		for _, when := range []When{Before, After} {
 			t.Run(fmt.Sprintf("%s %s", when, op), func(t *testing.T) {
@@ -66,7 +68,7 @@ func TestFaultsRollBack(t *testing.T) {
 				if !committed {
 					// The one-shot fault is spent: the same delivery now applies,
 					// which also proves no connection was left in a transaction.
-					if a := db.Deliver(e); a.Err != nil || a.Outcome != Applied {
+					if a := db.Deliver(e); a.Err != nil || a.Outcome != lab.Applied {
 						t.Errorf("redelivery after a fault %s %s = %v, want applied", when, op, a)
 					}
 				}
@@ -84,14 +86,14 @@ func TestPersistentFault(t *testing.T) {
 	r := NewRun(t, testVariant)
 	db := r.Open()
 	db.Inject(Fault{When: Before, Op: OpUpdate, Table: "accounts", Persistent: true})
-	e := Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 500}
+	e := lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 500}
 	for i := range 3 {
 		if a := db.Deliver(e); !errors.Is(a.Err, ErrInjected) {
 			t.Fatalf("delivery %d under a persistent fault = %v, want an injected fault", i+1, a)
 		}
 	}
 	db.Lift()
-	if a := db.Deliver(e); a.Outcome != Applied {
+	if a := db.Deliver(e); a.Outcome != lab.Applied {
 		t.Fatalf("delivery after Lift = %v, want applied", a)
 	}
 	r.Close()

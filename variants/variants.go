@@ -1,0 +1,48 @@
+// Package variants is the registry of the implementations the kit compares:
+// the correct handler first, then every naive one, each the correct one with
+// a single mistake. The scenario tests run every scenario against this list,
+// and the command lists the same rows, so a variant exists for the kit once
+// it is added here.
+//
+// Adding a variant: copy correct/ to naive/<name>/, make the one mistake,
+// say it in the package doc as a BUG(lab) note that names the scenarios
+// that catch it, set Name and Mistake in its variant.go, add it to All, and
+// run go test ./scenarios -update. TestRegistry checks the rest.
+package variants
+
+import (
+	"idemlab/correct"
+	"idemlab/lab"
+	"idemlab/naive/busyasduplicate"
+	"idemlab/naive/checkthenact"
+	"idemlab/naive/contenthash"
+	"idemlab/naive/deferred"
+	"idemlab/naive/effectfirst"
+	"idemlab/naive/idonly"
+	"idemlab/naive/insertorignore"
+	"idemlab/naive/insertorreplace"
+	"idemlab/naive/markfirst"
+	"idemlab/naive/nofk"
+	"idemlab/naive/nokey"
+	"idemlab/naive/sourceless"
+	"idemlab/naive/swallow"
+)
+
+// All are the rows of the matrix, in order: the correct handler first, then
+// every naive one by name.
+var All = []lab.Variant{
+	correct.Variant,
+	busyasduplicate.Variant,
+	checkthenact.Variant,
+	contenthash.Variant,
+	deferred.Variant,
+	effectfirst.Variant,
+	idonly.Variant,
+	insertorignore.Variant,
+	insertorreplace.Variant,
+	markfirst.Variant,
+	nofk.Variant,
+	nokey.Variant,
+	sourceless.Variant,
+	swallow.Variant,
+}
