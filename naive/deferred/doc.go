@@ -14,6 +14,8 @@ package deferred
 // its first read it holds a SHARED lock; when it then wants to write while
 // another transaction already holds the write lock, SQLite cannot make it
 // wait (the two could deadlock) and fails the statement at once with
-// SQLITE_BUSY, whatever the busy timeout. Under concurrency some deliveries
-// of a valid event get a busy error instead of "duplicate" (article C14).
-// Caught by Race and Concurrent.
+// SQLITE_BUSY, whatever the busy timeout. (In WAL mode it also fails at once,
+// with SQLITE_BUSY_SNAPSHOT, 517, when another transaction has committed
+// since its read, even if none holds the lock now.) Under concurrency some
+// deliveries of a valid event get a busy error instead of "duplicate"
+// (article C14). Caught by Race and Concurrent.

@@ -2,11 +2,13 @@ package effectfirst
 
 import "fmt"
 
-// Schema creates the two tables. STRICT makes SQLite refuse a value of the
-// wrong type instead of converting it ('10' or 2.5 into an INTEGER column, an
-// overflowing sum into a REAL); NOT NULL on the keys matters because NULLs
-// never conflict with each other; the CHECKs repeat the limits of
-// lab.Event.Validate as the last line of defence.
+// Schema creates the two tables. STRICT makes SQLite refuse a value that
+// does not convert to the column's type without loss (2.5 or 'ten' into an
+// INTEGER column, a sum that overflowed into a REAL: error 3091), which a
+// plain table would store as it came; a value that converts without loss is
+// still converted ('10' is stored as 10). NOT NULL on the keys matters
+// because NULLs never conflict with each other; the CHECKs repeat the limits
+// of lab.Event.Validate as the last line of defence.
 const Schema = `
 CREATE TABLE accounts (
 	id      INTEGER PRIMARY KEY,

@@ -9,9 +9,11 @@
 // Compare: diff -u correct/process.go naive/insertorignore/process.go
 package insertorignore
 
-// BUG(lab): OR IGNORE suppresses far more than the key conflict: a NOT NULL
-// or CHECK violation is ignored too, and the statement reports 0 rows, just
-// like a repeat. A row the schema refuses then looks like an event seen
+// BUG(lab): OR IGNORE suppresses more than the key conflict: a NOT NULL or
+// CHECK violation is ignored too, and the statement reports 0 rows, just
+// like a repeat. (It does not reach every constraint: a FOREIGN KEY
+// violation, 787, and a STRICT type error, 3091, are still raised.) A row
+// the schema refuses on a NOT NULL or CHECK then looks like an event seen
 // before (article C8). Caught by DatabaseRefusal: the CHECK on the amount
 // never reaches the handler, which then looks for a stored row that does not
 // exist and fails with a confusing "no rows" instead of "invalid event".

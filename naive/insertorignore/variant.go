@@ -9,7 +9,7 @@ import (
 // Variant describes this package to the lab.
 var Variant = lab.Variant{
 	Name:    "naive/insertorignore",
-	Mistake: "INSERT OR IGNORE: swallows every constraint violation, not just the key conflict",
+	Mistake: "INSERT OR IGNORE: a NOT NULL or CHECK violation passes for a repeat",
 	Schema:  Schema,
 	DSN:     DSN,
 	New:     func(db *sql.DB) lab.Processor { return New(db) },
