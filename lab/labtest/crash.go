@@ -18,9 +18,11 @@ import (
 // operating system had it. The test binary re-runs itself as a child
 // (CrashChild, selected with -test.run and an environment variable), the
 // child delivers through the hooking driver with a crash fault, and the
-// hook kills the child at the chosen statement. The parent then reopens
-// the file, which is when SQLite rolls back a hot journal or replays the
-// WAL, and checks what is there.
+// hook kills the child at the chosen statement. The parent then opens the
+// file again and checks what is there. SQLite rolls a hot journal back
+// (https://sqlite.org/lockingv3.html#hot_journals), or in WAL mode
+// recovers the WAL index, at the first read after opening, not at the
+// open itself: the parent's first read is when recovery happens.
 
 // crashEnv carries the crash spec from parent to child.
 const crashEnv = "IDEMLAB_CRASH_CHILD"

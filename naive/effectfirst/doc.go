@@ -13,4 +13,4 @@ package effectfirst
 // two leaves a credit with no record of the event; the redelivery finds no
 // mark and credits again (article C4, C13). The gap between the two commits
 // is also a window in which a concurrent delivery finds no mark. Caught by
-// Race (and by the fault sweep and crash tests).
+// FaultSweep, Crash and Race.
