@@ -7,11 +7,11 @@ import (
 
 // All lists the scenarios in the order of the matrix's columns.
 var All = []labtest.Scenario{
-	{Name: "Duplicate", Short: "Dup", Claims: "C1",
+	{Name: "Duplicate", Short: "Dup", Claims: "C1, C9",
 		Shows: "a repeat with the same data is a duplicate; the balance moves once", Run: Duplicate},
 	{Name: "PayloadConflict", Short: "Conf", Claims: "C2, C6",
 		Shows: "same key, other amount or account: a conflict error, nothing changes", Run: PayloadConflict},
-	{Name: "Rollback", Short: "Roll", Claims: "C11",
+	{Name: "Rollback", Short: "Roll", Claims: "C11, C12",
 		Shows: "a failure between the inbox INSERT and the credit leaves neither; the retry applies", Run: Rollback},
 	{Name: "FaultSweep", Short: "Fault", Claims: "C4, C11",
 		Shows: "an error before and after every statement, one-shot and persistent, and a full disk: all or nothing, then applied once", Run: FaultSweep},
