@@ -130,8 +130,12 @@ func explainFailure(sc labtest.Scenario, v lab.Variant, cell *report.Cell) strin
 	if v.Mistake != "" {
 		fmt.Fprintf(&b, "mistake: %s\n", v.Mistake)
 	}
-	for _, f := range cell.Failures {
-		fmt.Fprintf(&b, "\t%s\n", f)
+	for i, f := range cell.Failures {
+		where := "invariant"
+		if i < len(cell.Where) && cell.Where[i] != "" {
+			where = cell.Where[i]
+		}
+		fmt.Fprintf(&b, "\t%s: %s\n", where, f)
 	}
 	fmt.Fprintf(&b, "transcript:\n%s", indent(cell.Transcript))
 	fmt.Fprintf(&b, "reproduce: %s", reproduce(sc, v))

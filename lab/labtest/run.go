@@ -13,6 +13,8 @@ package labtest
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -35,6 +37,7 @@ type Run struct {
 
 	tb        testing.TB
 	failures  []string
+	where     []string // where each failure was reported: the scenario's file:line
 	notes     []string
 	sessions  int
 	dbs       int
@@ -63,6 +66,7 @@ func (r *Run) child() *Run {
 func (r *Run) Errorf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	r.failures = append(r.failures, msg)
+	r.where = append(r.where, r.caller())
 	r.Transcript.Note("", "FAIL: "+msg, "")
 }
 
@@ -71,6 +75,51 @@ func (r *Run) Errorf(format string, args ...any) {
 func (r *Run) Notef(format string, args ...any) {
 	r.notes = append(r.notes, fmt.Sprintf(format, args...))
 }
+
+// Where returns, for each failure, the file and line of the scenario code
+// that reported it ("scenarios/repeat.go:31"), or "" for a failure the
+// harness found on its own, such as a broken invariant.
+func (r *Run) Where() []string { return r.where }
+
+// caller finds the scenario code that reported a failure: the first frame
+// of this module that is not the engine's (the standard library's and
+// rapid's frames are skipped too). The path is relative to the module.
+func (r *Run) caller() string {
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs)])
+	for {
+		f, more := frames.Next()
+		pkg := packagePath(f.Function)
+		if pkg != enginePackage && strings.HasPrefix(pkg, modulePath+"/") {
+			rel, err := filepath.Rel(moduleRoot, f.File)
+			if err != nil {
+				rel = filepath.Base(f.File)
+			}
+			return fmt.Sprintf("%s:%d", filepath.ToSlash(rel), f.Line)
+		}
+		if !more {
+			return ""
+		}
+	}
+}
+
+// packagePath returns the import path of the package of a function as the
+// runtime names it: "idemlab/scenarios.Duplicate.func1" → "idemlab/scenarios".
+func packagePath(function string) string {
+	slash := strings.LastIndex(function, "/")
+	if dot := strings.Index(function[slash+1:], "."); dot >= 0 {
+		return function[:slash+1+dot]
+	}
+	return function
+}
+
+// enginePackage, modulePath and moduleRoot locate the engine's own code and
+// the module's, to tell scenario frames from the rest.
+var enginePackage, modulePath, moduleRoot = func() (string, string, string) {
+	pc, file, _, _ := runtime.Caller(0)
+	pkg := packagePath(runtime.FuncForPC(pc).Name())
+	return pkg, strings.TrimSuffix(pkg, "/lab/labtest"), filepath.Dir(filepath.Dir(filepath.Dir(file)))
+}()
 
 // Failed reports whether any guarantee was broken.
 func (r *Run) Failed() bool { return len(r.failures) > 0 }
@@ -193,6 +242,9 @@ func (r *Run) Case(name string, body func(c *Run)) bool {
 	for _, f := range c.Failures() {
 		r.failures = append(r.failures, name+": "+f)
 	}
+	for _, w := range c.where {
+		r.where = append(r.where, w)
+	}
 	return false
 }
 
@@ -200,7 +252,7 @@ func (r *Run) Case(name string, body func(c *Run)) bool {
 // new story on databases that were Reset.
 func (r *Run) Restart() {
 	r.Transcript = Transcript{}
-	r.failures, r.notes, r.sessions = nil, nil, 0
+	r.failures, r.where, r.notes, r.sessions = nil, nil, nil, 0
 }
 
 // TestName is the name of the test running r, as -run selects it.

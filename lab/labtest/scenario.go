@@ -44,6 +44,7 @@ func RunCell(t *testing.T, sc Scenario, v lab.Variant) *report.Cell {
 			Pass:         !r.Failed(),
 			Detail:       r.Detail(),
 			Failures:     r.Failures(),
+			Where:        r.Where(),
 			Transcript:   r.Transcript.String(),
 			Permutations: r.Permutations,
 		}

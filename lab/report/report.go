@@ -48,6 +48,10 @@ type Cell struct {
 	Detail string `json:"detail"`
 	// Failures lists every broken guarantee.
 	Failures []string `json:"failures,omitempty"`
+	// Where holds, for each failure, the file:line of the scenario code
+	// that reported it, or "" for one the harness found on its own (a
+	// broken invariant).
+	Where []string `json:"where,omitempty"`
 	// Transcript is the run's full transcript.
 	Transcript string `json:"transcript,omitempty"`
 	// Permutations lists every interleaving a scenario enumerated.
