@@ -125,7 +125,11 @@ func keptWhole(db *labtest.DB, e lab.Event) (kept bool, half string) {
 	case rows == 1 && balance == e.Amount:
 		return true, ""
 	}
-	return rows > 0, fmt.Sprintf("%d inbox rows, balance %d", rows, balance)
+	noun := "inbox rows"
+	if rows == 1 {
+		noun = "inbox row"
+	}
+	return rows > 0, fmt.Sprintf("%d %s, balance %d", rows, noun, balance)
 }
 
 // fullDisk caps the database at its current size and delivers new events

@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -83,6 +85,9 @@ func TestScenarios(t *testing.T) {
 					rep.Set(v.Name, sc.Name, cell)
 					mu.Unlock()
 					judge(t, sc, v, cell, golden, goldenErr)
+					if slices.Contains(pinnedTranscripts, sc.Name) {
+						checkTranscript(t, sc, v, cell)
+					}
 				})
 			}
 		})
@@ -224,4 +229,51 @@ func scenarioInfos() []report.ScenarioInfo {
 		infos = append(infos, sc.Info())
 	}
 	return infos
+}
+
+// pinnedTranscripts are the scenarios whose transcripts are golden files,
+// testdata/transcripts/<scenario>/<variant>.txt: their runs are
+// deterministic step by step, so a change that renders a statement, a
+// result or a wait differently shows up as a diff to review.
+var pinnedTranscripts = []string{"Race", "ConflictRace", "Rollback", "LockTimeout", "Duplicate", "PayloadConflict"}
+
+// checkTranscript compares a cell's transcript with its golden file, or
+// writes the file with -update.
+func checkTranscript(t *testing.T, sc labtest.Scenario, v lab.Variant, cell *report.Cell) {
+	path := filepath.Join("testdata", "transcripts", sc.Name, strings.ReplaceAll(v.Name, "/", "_")+".txt")
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(cell.Transcript), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v\nto create it: go test ./scenarios -update", err)
+	}
+	if cell.Transcript != string(want) {
+		t.Errorf("%s × %s: the transcript differs from %s:\n%s\nif that is intended: go test ./scenarios -update",
+			v.Name, sc.Name, path, firstDifference(string(want), cell.Transcript))
+	}
+}
+
+// firstDifference shows the first line where got departs from want.
+func firstDifference(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := range max(len(w), len(g)) {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			return fmt.Sprintf("line %d:\n\tgot  %q\n\twant %q", i+1, gl, wl)
+		}
+	}
+	return "(they differ only in line endings)"
 }

@@ -163,7 +163,7 @@ func CrashChild(t *testing.T, variants []lab.Variant) {
 // die prints the transcript so far and kills the process.
 func (db *DB) die(s *Stmt, w When) {
 	if w == Before {
-		db.run.Transcript.Note(s.Session, s.Text(), "<killed before it ran>")
+		db.run.Transcript.StepNote(s, "<killed before it ran>")
 	} else {
 		db.run.Transcript.Note(s.Session, "", "<killed after it ran, before the handler saw its result>")
 	}

@@ -282,11 +282,11 @@ func (db *DB) before(ctx context.Context, s *Stmt) error {
 	if f.Rewrite != nil {
 		was := s.Text()
 		f.Rewrite(s.Args)
-		db.run.Transcript.Note(s.Session, was, "<"+f.String()+">")
+		db.run.Transcript.add(&line{session: s.Session, step: s.N, text: was, note: "<" + f.String() + ">"})
 		return nil
 	}
 	err := f.failure(s)
-	db.run.Transcript.Step(s, &StmtResult{Err: err, Rows: -1})
+	db.run.Transcript.Step(s, &StmtResult{Err: err, Rows: -1, NotRun: true})
 	return err
 }
 
@@ -378,6 +378,7 @@ func (db *DB) deliver(session string, e lab.Event, timeout time.Duration) Answer
 	// A cancellable context makes modernc wait for locks on a Go timer,
 	// which the synctest bubble sees as durably blocked (see scheduler.go).
 	ctx = WithSession(ctx, session)
+	ctx = withLog(ctx, &db.run.Transcript, session)
 	db.run.Transcript.Note(session, "deliver "+e.String(), "")
 	o, err := db.proc.Process(ctx, e)
 	a := Answer{Session: session, Event: e, Outcome: o, Err: err}

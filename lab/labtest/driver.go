@@ -331,6 +331,8 @@ func (r *hookedRows) Next(dest []driver.Value) error {
 // describe renders a statement's result the way a transcript shows it.
 func (r *StmtResult) describe(op Op) string {
 	switch {
+	case r.NotRun:
+		return "not run: " + r.Err.Error()
 	case r.Err != nil:
 		return "error: " + r.Err.Error()
 	case r.Rows == 0:

@@ -207,8 +207,8 @@ func (r *Run) WantCounts(answers []Answer, applied, duplicate, failed int) {
 				break
 			}
 		}
-		r.Errorf("%d deliveries = %d applied, %d duplicate, %d errors, want %d, %d, %d%s",
-			len(answers), a, d, f, applied, duplicate, failed, msg)
+		r.Errorf("%s = %d applied, %d duplicate, %s, want %d, %d, %d%s",
+			count(len(answers), "delivery", "deliveries"), a, d, count(f, "error", "errors"), applied, duplicate, failed, msg)
 	}
 }
 
@@ -257,3 +257,11 @@ func (r *Run) Restart() {
 
 // TestName is the name of the test running r, as -run selects it.
 func (r *Run) TestName() string { return r.tb.Name() }
+
+// count writes n with the noun in the number it takes: "1 error", "2 errors".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

@@ -325,7 +325,7 @@ func (sc *scheduler) step(s *session) string {
 	freed := !s.waiting && !s.inTx
 	sc.mu.Unlock()
 	if s.waiting {
-		sc.db.run.Transcript.Note(s.name, st.Text(), "<waiting>")
+		sc.db.run.Transcript.StepNote(st, "<waiting>")
 	}
 	if freed {
 		sc.settle(false)

@@ -43,6 +43,7 @@ type StmtResult struct {
 	Rows         int            // rows a query returned, -1 for other statements
 	First        []driver.Value // the first row a query returned
 	InTx         bool           // whether the connection is inside a transaction after it
+	NotRun       bool           // a fault injected before it stopped it: Err is that fault
 }
 
 // Text renders the statement with its arguments in place of the ?s, as a

@@ -3,8 +3,10 @@ package labtest
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 )
 
 // Transcript is the story of one scenario run, one line per step, tagged by
@@ -22,6 +24,7 @@ type Transcript struct {
 
 type line struct {
 	session string
+	step    int // the statement's number in its session (A1, A2, …); 0 for a note
 	text    string
 	op      Op
 	result  *StmtResult // rendered when the transcript is printed: a query's rows are read after it is logged
@@ -30,7 +33,13 @@ type line struct {
 
 // Step logs a statement and its result.
 func (t *Transcript) Step(s *Stmt, r *StmtResult) {
-	t.add(&line{session: s.Session, text: s.Text(), op: s.Op, result: r})
+	t.add(&line{session: s.Session, step: s.N, text: s.Text(), op: s.Op, result: r})
+}
+
+// StepNote logs a statement with a note instead of a result: "<waiting>",
+// "<killed before it ran>".
+func (t *Transcript) StepNote(s *Stmt, note string) {
+	t.add(&line{session: s.Session, step: s.N, text: s.Text(), op: s.Op, note: note})
 }
 
 // Note logs a line with no SQL of its own: a delivery starting or answering,
@@ -80,15 +89,41 @@ func (t *Transcript) From(n int) string {
 		}
 		fmt.Fprintf(&b, "%-*s  %s\n", width, left, right)
 	}
-	return b.String()
+	return escapeControls(b.String())
 }
 
+// prefix tags a line with its session, and a statement with its step too,
+// "A2: ", so that a schedule such as "A1 B1 A2" reads off the transcript.
 func (l *line) prefix() string {
-	if l.session == "" {
+	switch {
+	case l.session == "":
 		return ""
+	case l.step > 0:
+		return fmt.Sprintf("%s%d: ", l.session, l.step)
 	}
 	return l.session + ": "
 }
+
+// escapeControls writes every control character but the newline as a Go
+// escape (\x00, \t), so that an event id holding a NUL or an escape sequence
+// shows as what it is, and the transcript stays text.
+func escapeControls(s string) string {
+	if !strings.ContainsFunc(s, isEscaped) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isEscaped(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isEscaped(r rune) bool { return r != '\n' && unicode.IsControl(r) }
 
 // include appends the lines of u, as they are now.
 func (t *Transcript) include(u *Transcript) {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"log"
+	"log/slog"
 
 	"idemlab/lab"
 )
@@ -51,7 +51,7 @@ func (h *Handler) Process(ctx context.Context, e lab.Event) (lab.Outcome, error)
 		if _, err := tx.ExecContext(ctx, `
 			UPDATE accounts SET balance = balance + ? WHERE id = ?`,
 			e.Amount, e.AccountID); err != nil {
-			log.Printf("crediting account %d for %s: %v", e.AccountID, e.Key(), err) // and carry on
+			slog.ErrorContext(ctx, "crediting the account failed", "event", e.Key(), "err", err) // and carry on
 		}
 	} else {
 		var account, amount int64
