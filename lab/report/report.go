@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Report is what a run of the scenario tests found: one cell per variant and
@@ -147,32 +148,42 @@ const (
 	None = "·" // not run
 )
 
+// Width is the widest line the matrix and its legend take: it must fit a
+// terminal and a projector.
+const Width = 100
+
 // Matrix renders the verdicts as a table, rows variants and columns
 // scenarios, followed by a legend of both. It is the text of the golden file
 // and of the README: it holds no evidence, only verdicts, so it changes only
 // when a verdict does.
+//
+// Every column is three characters wide, so that the table fits Width
+// with room for more scenarios; the column headings, up to five letters,
+// are staggered over two lines, the first heading on the first line, the
+// second on the second, and so on:
+//
+//	                       Dup   Roll  Crash
+//	                          Conf  Fault
+//	correct                ✓  ✓  ✓  ✓  ✓
 func (rep *Report) Matrix() string {
 	var b strings.Builder
 	nameWidth := len("variant")
 	for _, v := range rep.Variants {
 		nameWidth = max(nameWidth, len(v.Name))
 	}
-	colWidth := 1
-	for _, s := range rep.Scenarios {
-		colWidth = max(colWidth, len(s.Short))
+	for line := range 2 {
+		row := fmt.Sprintf("%-*s", nameWidth, "")
+		for i, s := range rep.Scenarios {
+			if i%2 != line {
+				continue
+			}
+			col := nameWidth + 2 + 3*i
+			row += strings.Repeat(" ", col-len(row)) + s.Short
+		}
+		b.WriteString(strings.TrimRight(row, " ") + "\n")
 	}
-	var row strings.Builder
-	endRow := func() {
-		b.WriteString(strings.TrimRight(row.String(), " ") + "\n")
-		row.Reset()
-	}
-	fmt.Fprintf(&row, "%-*s", nameWidth, "")
-	for _, s := range rep.Scenarios {
-		fmt.Fprintf(&row, "  %-*s", colWidth, s.Short)
-	}
-	endRow()
 	for _, v := range rep.Variants {
-		fmt.Fprintf(&row, "%-*s", nameWidth, v.Name)
+		row := fmt.Sprintf("%-*s ", nameWidth, v.Name)
 		for _, s := range rep.Scenarios {
 			mark := None
 			if c := v.Results[s.Name]; c != nil {
@@ -181,25 +192,55 @@ func (rep *Report) Matrix() string {
 					mark = Pass
 				}
 			}
-			fmt.Fprintf(&row, "  %-*s", colWidth, mark)
+			row += " " + mark + " "
 		}
-		endRow()
+		b.WriteString(strings.TrimRight(row, " ") + "\n")
 	}
 	fmt.Fprintf(&b, "\n%s holds the guarantee   %s breaks it   %s not run\n\n", Pass, Fail, None)
+	shortWidth := 0
 	for _, s := range rep.Scenarios {
-		fmt.Fprintf(&b, "%-*s  %s: %s (%s)\n", colWidth, s.Short, s.Name, s.Shows, s.Claims)
+		shortWidth = max(shortWidth, len(s.Short))
+	}
+	for _, s := range rep.Scenarios {
+		b.WriteString(Wrap(fmt.Sprintf("%-*s  %s: %s (%s)", shortWidth, s.Short, s.Name, s.Shows, s.Claims), shortWidth+2))
 		if s.Limit != "" {
-			fmt.Fprintf(&b, "%-*s  * a limit of the pattern: correct fails it by design; %s lifts it\n", colWidth, "", s.Limit)
+			b.WriteString(Wrap(fmt.Sprintf("%-*s  * a limit of the pattern: correct fails it by design; %s lifts it", shortWidth, "", s.Limit), shortWidth+2))
 		}
 	}
 	b.WriteString("\n")
 	for _, v := range rep.Variants {
 		mistake := v.Mistake
 		if mistake == "" {
-			mistake = "the inbox row and the credit in one BEGIN IMMEDIATE transaction"
+			mistake = "the inbox row and the credit in one transaction"
 		}
-		fmt.Fprintf(&b, "%-*s  %s\n", nameWidth, v.Name, mistake)
+		b.WriteString(Wrap(fmt.Sprintf("%-*s  %s", nameWidth, v.Name, mistake), nameWidth+2))
 	}
+	return b.String()
+}
+
+// Wrap breaks s into lines of at most Width columns at spaces, indenting
+// every line after the first by indent spaces, and ends it with a newline.
+// A word longer than a line is left whole.
+func Wrap(s string, indent int) string {
+	var b strings.Builder
+	line := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = word
+			if b.Len() > 0 {
+				line = strings.Repeat(" ", indent) + word
+			} else if lead := len(s) - len(strings.TrimLeft(s, " ")); lead > 0 {
+				line = s[:lead] + word
+			}
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) > Width:
+			b.WriteString(line + "\n")
+			line = strings.Repeat(" ", indent) + word
+		default:
+			line += " " + word
+		}
+	}
+	b.WriteString(line + "\n")
 	return b.String()
 }
 
@@ -208,11 +249,19 @@ func (rep *Report) Matrix() string {
 // absent.
 func ParseMatrix(text string, scenarios []ScenarioInfo) (map[string]map[string]bool, error) {
 	lines := strings.Split(text, "\n")
-	if len(lines) < 2 {
+	if len(lines) < 3 {
 		return nil, fmt.Errorf("matrix has no rows")
 	}
-	header := strings.Fields(lines[0])
-	var shorts []string
+	var header, shorts []string
+	first, second := strings.Fields(lines[0]), strings.Fields(lines[1])
+	for i := range max(len(first), len(second)) {
+		if i < len(first) {
+			header = append(header, first[i])
+		}
+		if i < len(second) {
+			header = append(header, second[i])
+		}
+	}
 	for _, s := range scenarios {
 		shorts = append(shorts, s.Short)
 	}
@@ -220,7 +269,7 @@ func ParseMatrix(text string, scenarios []ScenarioInfo) (map[string]map[string]b
 		return nil, fmt.Errorf("matrix columns = %v, want %v", header, shorts)
 	}
 	verdicts := map[string]map[string]bool{}
-	for _, line := range lines[1:] {
+	for _, line := range lines[2:] {
 		fields := strings.Fields(line)
 		if len(fields) == 0 {
 			break
