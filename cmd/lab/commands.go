@@ -44,8 +44,9 @@ func showFailure(stderr io.Writer, output []byte, failed error) error {
 	return fmt.Errorf("%w (%v)", errTestsFailed, failed)
 }
 
-// cmdMatrix runs the whole matrix and prints it, as text or as JSON.
-func cmdMatrix(stdout, stderr io.Writer, asJSON bool) error {
+// cmdMatrix runs the whole matrix and prints it, as text (with the evidence
+// of every ✗ if asked) or as JSON.
+func cmdMatrix(stdout, stderr io.Writer, asJSON, evidence bool) error {
 	root, err := moduleRoot()
 	if err != nil {
 		return err
@@ -62,7 +63,7 @@ func cmdMatrix(stdout, stderr io.Writer, asJSON bool) error {
 		if _, err := stdout.Write(data); err != nil {
 			return err
 		}
-	} else if _, err := io.WriteString(stdout, renderMatrix(rep)); err != nil {
+	} else if _, err := io.WriteString(stdout, renderMatrix(rep, evidence)); err != nil {
 		return err
 	}
 	if failed != nil {
@@ -75,6 +76,36 @@ func cmdMatrix(stdout, stderr io.Writer, asJSON bool) error {
 // concurrent scenarios enumerated.
 func cmdPermutations(stdout, stderr io.Writer, variantArg string) error {
 	return runVariant(stdout, stderr, variantArg, func(variant string) string { return report.RowPattern(matrixTest, variant) }, renderPermutations)
+}
+
+// cmdRow runs one variant's row and prints each cell with its evidence.
+func cmdRow(stdout, stderr io.Writer, variantArg string) error {
+	return runVariant(stdout, stderr, variantArg,
+		func(variant string) string { return report.RowPattern(matrixTest, variant) }, renderRow)
+}
+
+// cmdColumn runs one scenario's column and prints each cell with its
+// evidence.
+func cmdColumn(stdout, stderr io.Writer, scenario string) error {
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	rep, output, failed, err := runAndReport(stderr, root, report.ColumnPattern(matrixTest, scenario))
+	if err != nil {
+		return err
+	}
+	text, err := renderColumn(rep, scenario)
+	if err != nil {
+		return err
+	}
+	if _, err := io.WriteString(stdout, text); err != nil {
+		return err
+	}
+	if failed != nil {
+		return showFailure(stderr, output, failed)
+	}
+	return nil
 }
 
 // cmdExplain runs one cell and prints its verdict, evidence and transcript.
@@ -92,7 +123,7 @@ func runVariant(stdout, stderr io.Writer, variantArg string, pattern func(varian
 	if err != nil {
 		return err
 	}
-	variant, err := resolveVariant(root, variantArg)
+	variant, err := resolveVariant(variantArg)
 	if err != nil {
 		return err
 	}
@@ -121,12 +152,12 @@ func cmdDiff(stdout, stderr io.Writer, variantArg string) error {
 	if err != nil {
 		return err
 	}
-	variant, err := resolveVariant(root, variantArg)
+	variant, err := resolveVariant(variantArg)
 	if err != nil {
 		return err
 	}
 	if variant == "correct" {
-		return badArgf("diff shows a naive variant against correct; give one of: %s", naiveVariants(root))
+		return badArgf("diff shows a naive variant against correct; give one of: %s", strings.Join(registered()[1:], ", "))
 	}
 	// Only the code that a variant shares with correct: doc.go and the
 	// example are prose, and would bury the mistake.

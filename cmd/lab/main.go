@@ -8,10 +8,13 @@
 //
 // Usage:
 //
-//	go run ./cmd/lab                            the verdict matrix and a footnote of evidence per ✗
-//	go run ./cmd/lab -json                      the same verdicts as JSON
+//	go run ./cmd/lab                            the verdict matrix and its legend
+//	go run ./cmd/lab -evidence                  the same, with a line of evidence for every ✗
+//	go run ./cmd/lab -json                      the whole report, for programs
+//	go run ./cmd/lab row VARIANT                one variant: every verdict with its evidence
+//	go run ./cmd/lab column SCENARIO            one scenario: every variant's verdict and evidence
 //	go run ./cmd/lab explain VARIANT SCENARIO   one cell: its verdict, broken guarantees and transcript
-//	go run ./cmd/lab permutations VARIANT       every interleaving of the concurrent scenarios, with its outcome
+//	go run ./cmd/lab permutations VARIANT       the interleavings of two deliveries, grouped by outcome
 //	go run ./cmd/lab diff VARIANT               a naive variant's code against correct/
 //
 // VARIANT is correct or naive/<mistake>; the naive/ prefix may be left out.
@@ -38,7 +41,9 @@ const (
 const usageText = `lab renders what the scenario tests (go test ./scenarios) report.
 
 usage:
-  go run ./cmd/lab [-json]
+  go run ./cmd/lab [-evidence | -json]
+  go run ./cmd/lab row VARIANT
+  go run ./cmd/lab column SCENARIO
   go run ./cmd/lab explain VARIANT SCENARIO
   go run ./cmd/lab permutations VARIANT
   go run ./cmd/lab diff VARIANT
@@ -46,14 +51,19 @@ usage:
 
 subcommands:
   (none)     run every scenario against every variant; print the verdict
-             matrix, its legend and a numbered footnote of evidence per ✗
-  -json      the same run, printed as JSON for programs
+             matrix and its legend
+  -evidence  the same, with a numbered line of evidence for every ✗
+  -json      the same run, the whole report as JSON for programs: scenarios,
+             mistakes, verdicts, evidence, transcripts, interleavings
+  row        run one variant's row; print every verdict with its evidence
+  column     run one scenario's column; print every verdict with its evidence
   explain    run one cell; print its verdict, what the scenario shows, the
              variant's mistake, the broken guarantees and the transcript
   permutations
-             run one variant's row; list every interleaving of two
-             concurrent deliveries (Race, ConflictRace) with its outcome,
-             and how many of them break the guarantee
+             run one variant's row; list the interleavings of two
+             concurrent deliveries (Race, ConflictRace) grouped by outcome,
+             with the steps that waited for the lock, and how many of them
+             break the guarantee
   diff       show a naive variant's code against correct/ (git diff --no-index)
   help       print this text
 
@@ -62,7 +72,9 @@ SCENARIO is a column of the matrix, e.g. Race or Duplicate.
 
 examples:
   go run ./cmd/lab
-  go run ./cmd/lab -json
+  go run ./cmd/lab -evidence
+  go run ./cmd/lab row markfirst
+  go run ./cmd/lab column Race
   go run ./cmd/lab explain correct Race
   go run ./cmd/lab explain checkthenact Race
   go run ./cmd/lab permutations checkthenact
@@ -99,7 +111,8 @@ func badArgf(format string, args ...any) error {
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("lab", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	asJSON := fs.Bool("json", false, "print the verdicts as JSON")
+	asJSON := fs.Bool("json", false, "print the whole report as JSON")
+	evidence := fs.Bool("evidence", false, "print a line of evidence for every ✗")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usageText)
@@ -109,10 +122,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {
-		return exitStatus(stderr, cmdMatrix(stdout, stderr, *asJSON))
+		return exitStatus(stderr, cmdMatrix(stdout, stderr, *asJSON, *evidence))
 	}
-	if *asJSON {
-		return exitStatus(stderr, usagef("-json applies only to the matrix (go run ./cmd/lab -json)"))
+	if *asJSON || *evidence {
+		return exitStatus(stderr, usagef("-json and -evidence apply only to the matrix (go run ./cmd/lab -evidence)"))
 	}
 	switch sub, subArgs := rest[0], rest[1:]; sub {
 	case "help", "-h", "-help", "--help":
@@ -123,6 +136,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return exitStatus(stderr, usagef("explain takes a variant and a scenario: go run ./cmd/lab explain VARIANT SCENARIO"))
 		}
 		return exitStatus(stderr, cmdExplain(stdout, stderr, subArgs[0], subArgs[1]))
+	case "row":
+		if len(subArgs) != 1 {
+			return exitStatus(stderr, usagef("row takes one variant: go run ./cmd/lab row VARIANT"))
+		}
+		return exitStatus(stderr, cmdRow(stdout, stderr, subArgs[0]))
+	case "column":
+		if len(subArgs) != 1 {
+			return exitStatus(stderr, usagef("column takes one scenario: go run ./cmd/lab column SCENARIO"))
+		}
+		return exitStatus(stderr, cmdColumn(stdout, stderr, subArgs[0]))
 	case "permutations":
 		if len(subArgs) != 1 {
 			return exitStatus(stderr, usagef("permutations takes one variant: go run ./cmd/lab permutations VARIANT"))

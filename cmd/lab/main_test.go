@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"idemlab/lab/report"
 )
@@ -63,81 +62,24 @@ func TestGoTestArgs(t *testing.T) {
 	}
 }
 
-func TestNormalizeVariant(t *testing.T) {
-	good := map[string]string{
+func TestResolveVariant(t *testing.T) {
+	for arg, want := range map[string]string{
 		"correct":               "correct",
 		"./correct/":            "correct",
 		"checkthenact":          "naive/checkthenact",
 		"naive/checkthenact":    "naive/checkthenact",
 		"./naive/checkthenact/": "naive/checkthenact",
-	}
-	for arg, want := range good {
-		got, err := normalizeVariant(arg)
-		if err != nil || got != want {
-			t.Errorf("normalizeVariant(%q) = %q, %v, want %q, nil", arg, got, err, want)
-		}
-	}
-	for _, arg := range []string{"", "naive", "naive/", "naive/a/b", "a/b", "..", "naive/..", "/abs"} {
-		got, err := normalizeVariant(arg)
-		var ue *usageError
-		if !errors.As(err, &ue) {
-			t.Errorf("normalizeVariant(%q) = %q, %v, want a usage error", arg, got, err)
-		}
-	}
-}
-
-// fakeModule lays out variant directories under a temporary root.
-func fakeModule(t *testing.T, dirs map[string]bool) string {
-	t.Helper()
-	root := t.TempDir()
-	for dir, withGo := range dirs {
-		d := filepath.Join(root, filepath.FromSlash(dir))
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		name := "README"
-		if withGo {
-			name = "variant.go"
-		}
-		if err := os.WriteFile(filepath.Join(d, name), []byte("package x\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
-}
-
-func TestResolveVariant(t *testing.T) {
-	root := fakeModule(t, map[string]bool{
-		"correct":            true,
-		"naive/checkthenact": true,
-		"naive/autocommit":   true,
-		"naive/empty":        false,
-	})
-	if got, want := listVariants(root), []string{"correct", "naive/autocommit", "naive/checkthenact"}; !slices.Equal(got, want) {
-		t.Errorf("listVariants(root) = %q, want %q", got, want)
-	}
-	for arg, want := range map[string]string{
-		"correct":            "correct",
-		"checkthenact":       "naive/checkthenact",
-		"naive/checkthenact": "naive/checkthenact",
 	} {
-		if got, err := resolveVariant(root, arg); err != nil || got != want {
-			t.Errorf("resolveVariant(root, %q) = %q, %v, want %q, nil", arg, got, err, want)
+		if got, err := resolveVariant(arg); err != nil || got != want {
+			t.Errorf("resolveVariant(%q) = %q, %v, want %q, nil", arg, got, err, want)
 		}
 	}
-	for _, arg := range []string{"nosuch", "empty", "naive/empty"} {
-		_, err := resolveVariant(root, arg)
+	for _, arg := range []string{"", "naive", "naive/", "naive/a/b", "nosuch", "..", "/abs", "naive/checkthenact2"} {
+		got, err := resolveVariant(arg)
 		var ue *usageError
-		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "correct, naive/autocommit, naive/checkthenact") {
-			t.Errorf("resolveVariant(root, %q) error = %v, want a usage error listing the variants", arg, err)
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "correct, naive/busyasduplicate") {
+			t.Errorf("resolveVariant(%q) = %q, %v, want a usage error listing the variants", arg, got, err)
 		}
-	}
-}
-
-func TestNaiveVariantsNone(t *testing.T) {
-	root := fakeModule(t, map[string]bool{"correct": true})
-	if got := naiveVariants(root); !strings.Contains(got, "none") {
-		t.Errorf("naiveVariants(root) = %q, want it to say there are none", got)
 	}
 }
 
@@ -171,7 +113,7 @@ func TestFootnotes(t *testing.T) {
 	want := "Evidence\n" +
 		"[1] naive/checkthenact × Duplicate: balance 1000, want 500\n" +
 		"[2] naive/checkthenact × Race: two credits\n" +
-		"[3] naive/unrun × Race: line one\n    line two\n"
+		"[3] naive/unrun × Race: line one line two\n"
 	if got != want {
 		t.Errorf("footnotes(testReport()) = %q, want %q", got, want)
 	}
@@ -188,56 +130,66 @@ func TestFootnotesAllPass(t *testing.T) {
 
 func TestRenderMatrixKeepsMatrix(t *testing.T) {
 	rep := testReport()
-	got := renderMatrix(rep)
-	if !strings.HasPrefix(got, rep.Matrix()+"\n") {
-		t.Errorf("renderMatrix(rep) does not start with rep.Matrix():\n%s", got)
+	for _, evidence := range []bool{false, true} {
+		got := renderMatrix(rep, evidence)
+		if !strings.HasPrefix(got, rep.Matrix()+"\n") {
+			t.Errorf("renderMatrix(rep, %v) does not start with rep.Matrix():\n%s", evidence, got)
+		}
+		if !strings.HasSuffix(got, hint) {
+			t.Errorf("renderMatrix(rep, %v) = %q, want it to end with the hint", evidence, got)
+		}
+		if has := strings.Contains(got, "[1] naive/checkthenact × Duplicate"); has != evidence {
+			t.Errorf("renderMatrix(rep, %v) shows evidence = %v, want %v", evidence, has, evidence)
+		}
 	}
-	if !strings.HasSuffix(got, hint) || !strings.Contains(hint, "explain VARIANT SCENARIO") || !strings.Contains(hint, "diff VARIANT") {
-		t.Errorf("renderMatrix(rep) = %q, want it to end with the explain and diff hint", got)
+	for _, want := range []string{"-evidence", "row VARIANT", "column SCENARIO", "explain VARIANT SCENARIO", "diff VARIANT"} {
+		if !strings.Contains(hint, want) {
+			t.Errorf("hint = %q, want it to mention %q", hint, want)
+		}
 	}
 }
 
-func TestJSONShape(t *testing.T) {
+// TestOutputFits checks every renderer against the width of a terminal.
+func TestOutputFits(t *testing.T) {
+	rep := testReport()
+	long := strings.Repeat("a long piece of evidence ", 12)
+	rep.Variants[1].Results["Race"].Detail = long
+	rep.Variants[1].Results["Race"].Failures = []string{long}
+	rep.Variants[1].Results["Race"].Permutations = []report.Permutation{{Schedule: "A1 B1", Outcome: long, Failures: []string{long}}}
+	outputs := map[string]string{"matrix": renderMatrix(rep, true)}
+	outputs["row"], _ = renderRow(rep, "naive/checkthenact")
+	outputs["column"], _ = renderColumn(rep, "Race")
+	outputs["permutations"], _ = renderPermutations(rep, "naive/checkthenact")
+	for name, out := range outputs {
+		for _, line := range strings.Split(out, "\n") {
+			if n := utf8.RuneCountInString(line); n > report.Width {
+				t.Errorf("%s output has a line %d wide, want at most %d: %q", name, n, report.Width, line)
+			}
+		}
+	}
+}
+
+// TestJSONCarriesTheReport checks that -json gives a program what it needs
+// to render the kit: the scenarios' descriptions, the mistakes, and each
+// cell's evidence and transcript.
+func TestJSONCarriesTheReport(t *testing.T) {
 	data, err := renderJSON(testReport())
 	if err != nil {
 		t.Fatalf("renderJSON(testReport()) error = %v", err)
 	}
-	var got map[string]any
+	var got report.Report
 	if err := json.Unmarshal(data, &got); err != nil {
-		t.Fatalf("renderJSON(testReport()) is not JSON: %v\n%s", err, data)
+		t.Fatalf("renderJSON(testReport()) is not a report: %v\n%s", err, data)
 	}
-	if keys := sortedKeys(got); !slices.Equal(keys, []string{"scenarios", "variants"}) {
-		t.Errorf("top-level keys = %q, want [scenarios variants]", keys)
+	if s := got.Scenarios[1]; s.Name != "Race" || s.Short != "Race" || s.Shows == "" || s.Claims != "C3, C4" {
+		t.Errorf("renderJSON: scenario 2 = %+v, want Race with its short name, what it shows and its claims", s)
 	}
-	scenarios, _ := got["scenarios"].([]any)
-	if len(scenarios) != 2 || scenarios[0] != "Duplicate" || scenarios[1] != "Race" {
-		t.Errorf("scenarios = %v, want [Duplicate Race]", got["scenarios"])
+	if v := got.Variants[1]; v.Mistake != "reads, then writes" {
+		t.Errorf("renderJSON: variant 2 mistake = %q, want %q", v.Mistake, "reads, then writes")
 	}
-	variants, _ := got["variants"].([]any)
-	if len(variants) != 3 {
-		t.Fatalf("len(variants) = %d, want 3", len(variants))
-	}
-	correct := variants[0].(map[string]any)
-	if keys := sortedKeys(correct); !slices.Equal(keys, []string{"name", "results"}) {
-		t.Errorf("correct variant keys = %q, want [name results] (no mistake)", keys)
-	}
-	naive := variants[1].(map[string]any)
-	if keys := sortedKeys(naive); !slices.Equal(keys, []string{"mistake", "name", "results"}) {
-		t.Errorf("naive variant keys = %q, want [mistake name results]", keys)
-	}
-	if naive["name"] != "naive/checkthenact" {
-		t.Errorf("variants[1].name = %v, want naive/checkthenact", naive["name"])
-	}
-	race := naive["results"].(map[string]any)["Race"].(map[string]any)
-	if keys := sortedKeys(race); !slices.Equal(keys, []string{"detail", "pass"}) {
-		t.Errorf("cell keys = %q, want [detail pass] (no failures, no transcript)", keys)
-	}
-	if race["pass"] != false || race["detail"] != "two credits" {
-		t.Errorf("naive/checkthenact × Race = %v, want pass false, detail \"two credits\"", race)
-	}
-	unrun := variants[2].(map[string]any)["results"].(map[string]any)
-	if keys := sortedKeys(unrun); !slices.Equal(keys, []string{"Race"}) {
-		t.Errorf("naive/unrun results keys = %q, want [Race] (cells not run left out)", keys)
+	c := got.Cell("naive/checkthenact", "Race")
+	if c == nil || c.Detail != "two credits" || c.Transcript == "" || len(c.Failures) != 2 {
+		t.Errorf("renderJSON: naive/checkthenact × Race = %+v, want its detail, failures and transcript", c)
 	}
 	again, err := renderJSON(testReport())
 	if err != nil || !bytes.Equal(data, again) {
@@ -262,7 +214,7 @@ func TestRenderExplain(t *testing.T) {
 	want := "naive/checkthenact × Race: FAIL\n" +
 		"shows: exactly one credit (C3, C4)\n" +
 		"mistake: reads, then writes\n" +
-		"failures:\n\ttwo credits\n\tinbox has 1 row\n" +
+		"failures:\n  two credits\n  inbox has 1 row\n" +
 		"transcript:\nA: SELECT\nB: SELECT\n" +
 		"the same run as a test: go test ./scenarios -run '^TestScenarios$/^Race$/^naive$/^checkthenact$' -count=1 -lab.strict\n"
 	if got != want {
@@ -283,8 +235,8 @@ func TestRenderExplainUnknown(t *testing.T) {
 		t.Errorf("renderExplain(rep, correct, Nope) error = %v, want a usage error listing Duplicate, Race", err)
 	}
 	_, err = renderExplain(testReport(), "naive/unregistered", "Race")
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "variants_test.go") {
-		t.Errorf("renderExplain(rep, naive/unregistered, Race) error = %v, want a usage error pointing at variants_test.go", err)
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "correct, naive/checkthenact") {
+		t.Errorf("renderExplain(rep, naive/unregistered, Race) error = %v, want a usage error listing the variants", err)
 	}
 }
 
@@ -312,7 +264,11 @@ func TestUsage(t *testing.T) {
 		{[]string{"-nope"}, exitUsage, "", "-nope"},
 		{[]string{"explain", "correct"}, exitUsage, "", "explain takes a variant and a scenario"},
 		{[]string{"diff"}, exitUsage, "", "diff takes one variant"},
-		{[]string{"-json", "explain", "correct", "Race"}, exitUsage, "", "-json applies only to the matrix"},
+		{[]string{"-json", "explain", "correct", "Race"}, exitUsage, "", "apply only to the matrix"},
+		{[]string{"-evidence", "row", "correct"}, exitUsage, "", "apply only to the matrix"},
+		{[]string{"row"}, exitUsage, "", "row takes one variant"},
+		{[]string{"column", "A", "B"}, exitUsage, "", "column takes one scenario"},
+		{[]string{"explain", "nosuch", "Race"}, exitUsage, "", "unknown variant"},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer
@@ -329,16 +285,19 @@ func TestRenderPermutations(t *testing.T) {
 	race := rep.Variants[1].Results["Race"]
 	race.Permutations = []report.Permutation{
 		{Schedule: "A1 B1 A2 B2", Outcome: "A applied, B error (other error); balance 1000", Failures: []string{"balance 1000, want 500"}},
-		{Schedule: "A1 A2 B1", Outcome: "A applied, B duplicate; balance 500"},
+		{Schedule: "A1 A2 B1", Outcome: "A applied, B duplicate; balance 500", Waited: []string{"B1"}},
+		{Schedule: "B1 A1 B2", Outcome: "A applied, B error (other error); balance 1000", Failures: []string{"balance 1000, want 500"}},
 	}
 	got, err := renderPermutations(rep, "naive/checkthenact")
 	if err != nil {
 		t.Fatalf("renderPermutations(rep, naive/checkthenact) error = %v", err)
 	}
 	want := "naive/checkthenact × Race: exactly one credit\n" +
-		"  ✗ A1 B1 A2 B2  A applied, B error (other error); balance 1000  balance 1000, want 500\n" +
-		"  ✓ A1 A2 B1     A applied, B duplicate; balance 500\n" +
-		"naive/checkthenact: 1 of 2 interleavings break Race\n\n"
+		"\n✗ A applied, B error (other error); balance 1000 — balance 1000, want 500 (2 interleavings)\n" +
+		"    A1 B1 A2 B2\n    B1 A1 B2\n" +
+		"\n✓ A applied, B duplicate; balance 500 (1 interleaving)\n" +
+		"    waited for the lock: B1\n    A1 A2 B1\n" +
+		"\nnaive/checkthenact: 2 of 3 interleavings break Race\n\n"
 	if !strings.HasPrefix(got, want) {
 		t.Errorf("renderPermutations(rep, naive/checkthenact) = %q, want it to start with %q", got, want)
 	}

@@ -3,13 +3,18 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"idemlab/lab/report"
 )
 
-// hint is the last line of the matrix output: where to look next.
-const hint = "transcript of a cell: go run ./cmd/lab explain VARIANT SCENARIO   code against correct: go run ./cmd/lab diff VARIANT\n"
+// hint ends the matrix output: where to look next, one request a line.
+const hint = `evidence of every ✗:       go run ./cmd/lab -evidence
+one variant, one scenario:  go run ./cmd/lab row VARIANT    go run ./cmd/lab column SCENARIO
+a cell, step by step:       go run ./cmd/lab explain VARIANT SCENARIO
+a mistake, as a diff:       go run ./cmd/lab diff VARIANT
+`
 
 // footnotes renders the evidence section: one numbered footnote per ✗
 // cell, rows in the matrix's order and, within a row, columns in its order,
@@ -33,7 +38,7 @@ func footnotes(rep *report.Report) string {
 			if s.Limit != "" {
 				limit = " (a limit of the pattern)"
 			}
-			fmt.Fprintf(&b, "[%d] %s × %s%s: %s\n", n, v.Name, s.Name, limit, oneLine(c.Detail))
+			b.WriteString(report.Wrap(fmt.Sprintf("[%d] %s × %s%s: %s", n, v.Name, s.Name, limit, c.Detail), 4))
 		}
 	}
 	if n == 0 {
@@ -45,67 +50,100 @@ func footnotes(rep *report.Report) string {
 	return b.String()
 }
 
-// oneLine indents the continuation lines of a multi-line detail so that a
-// footnote stays visibly one entry.
-func oneLine(s string) string {
-	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
-}
-
-// renderMatrix is the whole output of go run ./cmd/lab: the matrix and its
+// renderMatrix is the output of go run ./cmd/lab: the matrix and its
 // legend exactly as rep.Matrix renders them (the text of the golden file),
-// the evidence footnotes, and the hint.
-func renderMatrix(rep *report.Report) string {
-	return rep.Matrix() + "\n" + footnotes(rep) + "\n" + hint
-}
-
-// jsonReport is the shape of go run ./cmd/lab -json: the verdicts and their
-// one-line evidence, without failures or transcripts.
-type jsonReport struct {
-	Scenarios []string      `json:"scenarios"`
-	Variants  []jsonVariant `json:"variants"`
-}
-
-// jsonVariant is a row of jsonReport.
-type jsonVariant struct {
-	Name    string              `json:"name"`
-	Mistake string              `json:"mistake,omitempty"`
-	Results map[string]jsonCell `json:"results"`
-}
-
-// jsonCell is a verdict of jsonReport.
-type jsonCell struct {
-	Pass   bool   `json:"pass"`
-	Detail string `json:"detail"`
-}
-
-// toJSON returns the -json view of rep: scenario names in column order,
-// variants in row order, and for each the cells that were run.
-func toJSON(rep *report.Report) jsonReport {
-	out := jsonReport{Scenarios: []string{}, Variants: []jsonVariant{}}
-	for _, s := range rep.Scenarios {
-		out.Scenarios = append(out.Scenarios, s.Name)
+// then, on request, the evidence footnotes, and the hint.
+func renderMatrix(rep *report.Report, evidence bool) string {
+	out := rep.Matrix() + "\n"
+	if evidence {
+		out += footnotes(rep) + "\n"
 	}
-	for _, v := range rep.Variants {
-		jv := jsonVariant{Name: v.Name, Mistake: v.Mistake, Results: map[string]jsonCell{}}
-		for _, s := range rep.Scenarios {
-			if c := v.Results[s.Name]; c != nil {
-				jv.Results[s.Name] = jsonCell{Pass: c.Pass, Detail: c.Detail}
-			}
-		}
-		out.Variants = append(out.Variants, jv)
-	}
-	return out
+	return out + hint
 }
 
-// renderJSON is the output of go run ./cmd/lab -json: toJSON(rep), indented,
-// with a final newline. Go sorts the keys of the results maps, so the text
-// is deterministic.
+// renderJSON is the output of go run ./cmd/lab -json: the report the tests
+// wrote, as it is, so that a program can render the kit without reading Go:
+// each scenario's short name, what it shows, its claims and whether it is a
+// limit; each variant's mistake; each cell's verdict, evidence, failures
+// with the line that found them, transcript and interleavings. Go sorts
+// the keys of the results maps, so the text is deterministic.
 func renderJSON(rep *report.Report) ([]byte, error) {
-	data, err := json.MarshalIndent(toJSON(rep), "", "  ")
+	data, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return nil, err
 	}
 	return append(data, '\n'), nil
+}
+
+// renderRow is the output of row: every cell of one variant, its verdict
+// and its evidence.
+func renderRow(rep *report.Report, variant string) (string, error) {
+	v, ok := findVariant(rep, variant)
+	if !ok {
+		return "", badArgf("variant %q has no row in the report; variants are: %s", variant, variantNames(rep))
+	}
+	var b strings.Builder
+	mistake := v.Mistake
+	if mistake == "" {
+		mistake = "none: it is held to every guarantee"
+	}
+	b.WriteString(report.Wrap(fmt.Sprintf("%s — mistake: %s", v.Name, mistake), 4))
+	width := 0
+	for _, s := range rep.Scenarios {
+		width = max(width, len(s.Name))
+	}
+	for _, s := range rep.Scenarios {
+		c := v.Results[s.Name]
+		if c == nil {
+			continue
+		}
+		b.WriteString(report.Wrap(fmt.Sprintf("%s %-*s  %s", mark(c), width, s.Name+limitMark(s), c.Detail), width+4))
+	}
+	b.WriteString("\na cell, step by step: go run ./cmd/lab explain " + v.Name + " SCENARIO\n")
+	return b.String(), nil
+}
+
+// renderColumn is the output of column: one scenario's verdict on every
+// variant, with its evidence.
+func renderColumn(rep *report.Report, scenario string) (string, error) {
+	s, ok := findScenario(rep, scenario)
+	if !ok {
+		return "", badArgf("unknown scenario %q; scenarios are: %s", scenario, scenarioNames(rep))
+	}
+	var b strings.Builder
+	b.WriteString(report.Wrap(fmt.Sprintf("%s: %s (%s)", s.Name, s.Shows, s.Claims), 4))
+	if s.Limit != "" {
+		b.WriteString(report.Wrap("a limit of the pattern: correct fails it by design; "+s.Limit+" lifts it", 4))
+	}
+	width := 0
+	for _, v := range rep.Variants {
+		width = max(width, len(v.Name))
+	}
+	for _, v := range rep.Variants {
+		c := v.Results[s.Name]
+		if c == nil {
+			continue
+		}
+		b.WriteString(report.Wrap(fmt.Sprintf("%s %-*s  %s", mark(c), width, v.Name, c.Detail), width+4))
+	}
+	b.WriteString("\na cell, step by step: go run ./cmd/lab explain VARIANT " + s.Name + "\n")
+	return b.String(), nil
+}
+
+// mark is a cell's verdict as the matrix shows it.
+func mark(c *report.Cell) string {
+	if c.Pass {
+		return report.Pass
+	}
+	return report.Fail
+}
+
+// limitMark is the * of a limit's column.
+func limitMark(s report.ScenarioInfo) string {
+	if s.Limit != "" {
+		return "*"
+	}
+	return ""
 }
 
 // findScenario returns the column of rep named name.
@@ -158,8 +196,7 @@ func renderExplain(rep *report.Report, variant, scenario string) (string, error)
 	}
 	v, ok := findVariant(rep, variant)
 	if !ok {
-		return "", badArgf("variant %s has a package but the scenario tests do not run it (add its Variant to scenarios/variants_test.go); they run: %s",
-			variant, variantNames(rep))
+		return "", badArgf("variant %s is not in the report; it has: %s", variant, variantNames(rep))
 	}
 	c := v.Results[s.Name]
 	if c == nil {
@@ -183,8 +220,12 @@ func renderExplain(rep *report.Report, variant, scenario string) (string, error)
 			failures = []string{c.Detail}
 		}
 		b.WriteString("failures:\n")
-		for _, f := range failures {
-			fmt.Fprintf(&b, "\t%s\n", oneLine(f))
+		for i, f := range failures {
+			where := ""
+			if i < len(c.Where) && c.Where[i] != "" {
+				where = c.Where[i] + ": "
+			}
+			b.WriteString(report.Wrap("  "+where+f, 6))
 		}
 	}
 	b.WriteString("transcript:\n")
@@ -201,13 +242,14 @@ func renderExplain(rep *report.Report, variant, scenario string) (string, error)
 }
 
 // renderPermutations lists, for every scenario of variant's row that
-// enumerated interleavings, each interleaving with its outcome, and ends each
-// scenario with a count such as
-// "naive/checkthenact: 18 of 20 interleavings break Race".
+// enumerated interleavings, the interleavings grouped by what came of them:
+// each outcome once, with how many interleavings led to it, which steps
+// waited for a lock, and the schedules. It ends each scenario with a count
+// such as "naive/checkthenact: 18 of 20 interleavings break Race".
 func renderPermutations(rep *report.Report, variant string) (string, error) {
 	v, ok := findVariant(rep, variant)
 	if !ok {
-		return "", badArgf("variant %q has no row in the matrix; variants are: %s", variant, variantNames(rep))
+		return "", badArgf("variant %q has no row in the report; variants are: %s", variant, variantNames(rep))
 	}
 	var b strings.Builder
 	for _, s := range rep.Scenarios {
@@ -215,25 +257,60 @@ func renderPermutations(rep *report.Report, variant string) (string, error) {
 		if c == nil || len(c.Permutations) == 0 {
 			continue
 		}
-		width := 0
-		for _, p := range c.Permutations {
-			width = max(width, len(p.Schedule))
+		b.WriteString(report.Wrap(fmt.Sprintf("%s × %s: %s", v.Name, s.Name, s.Shows), 4))
+		type group struct {
+			held      bool
+			outcome   string
+			failure   string
+			waited    string
+			schedules []string
 		}
-		fmt.Fprintf(&b, "%s × %s: %s\n", v.Name, s.Name, s.Shows)
+		var groups []*group
 		broken := 0
 		for _, p := range c.Permutations {
-			mark, why := report.Pass, ""
+			g := &group{held: p.Held(), outcome: p.Outcome, waited: strings.Join(p.Waited, " ")}
 			if !p.Held() {
-				mark, why = report.Fail, "  "+p.Failures[0]
+				g.failure = p.Failures[0]
 				broken++
 			}
-			fmt.Fprintf(&b, "  %s %-*s  %s%s\n", mark, width, p.Schedule, p.Outcome, why)
+			i := slices.IndexFunc(groups, func(h *group) bool {
+				return h.held == g.held && h.outcome == g.outcome && h.failure == g.failure && h.waited == g.waited
+			})
+			if i < 0 {
+				groups = append(groups, g)
+				i = len(groups) - 1
+			}
+			groups[i].schedules = append(groups[i].schedules, p.Schedule)
 		}
-		fmt.Fprintf(&b, "%s: %d of %d interleavings break %s\n\n", v.Name, broken, len(c.Permutations), s.Name)
+		for _, g := range groups {
+			line := fmt.Sprintf("%s %s", report.Pass, g.outcome)
+			if !g.held {
+				line = fmt.Sprintf("%s %s — %s", report.Fail, g.outcome, g.failure)
+			}
+			b.WriteString("\n" + report.Wrap(fmt.Sprintf("%s (%s)", line, count(len(g.schedules), "interleaving")), 4))
+			if g.waited != "" {
+				b.WriteString(report.Wrap("    waited for the lock: "+g.waited, 8))
+			}
+			for _, sched := range g.schedules[:min(len(g.schedules), 3)] {
+				b.WriteString(report.Wrap("    "+sched, 8))
+			}
+			if more := len(g.schedules) - 3; more > 0 {
+				fmt.Fprintf(&b, "    … and %s more\n", count(more, "interleaving"))
+			}
+		}
+		fmt.Fprintf(&b, "\n%s: %d of %d interleavings break %s\n\n", v.Name, broken, len(c.Permutations), s.Name)
 	}
 	if b.Len() == 0 {
 		return "", fmt.Errorf("no scenario of %s enumerated interleavings", variant)
 	}
-	b.WriteString("a transcript of the shortest broken one: go run ./cmd/lab explain " + variant + " SCENARIO\n")
+	b.WriteString("the shortest broken one, step by step: go run ./cmd/lab explain " + variant + " SCENARIO\n")
 	return b.String(), nil
+}
+
+// count writes n with its noun: "1 interleaving", "2 interleavings".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -6,12 +6,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"idemlab/lab/report"
+	"idemlab/variants"
 )
 
 // moduleRoot returns the directory of the module's go.mod, as go env GOMOD
@@ -82,84 +82,31 @@ func tail(out []byte, n int) string {
 	return strings.Join(lines, "") + "\n"
 }
 
-// normalizeVariant turns a variant as typed on the command line into its
-// name in the report: "correct", or "naive/<mistake>" given with or without
-// the naive/ prefix (and a leading ./ or trailing slash, as a shell's
-// completion leaves it). It checks only the form of the name.
-func normalizeVariant(arg string) (string, error) {
-	name := filepath.ToSlash(strings.TrimSpace(arg))
-	name = strings.TrimPrefix(name, "./")
+// resolveVariant turns a variant as typed on the command line into its name
+// in the registry (package variants): "correct", "naive/checkthenact", given
+// with or without the naive/ prefix, and with a leading ./ or a trailing
+// slash, as a shell's completion leaves them. An unknown name is a usage
+// error that lists the variants there are.
+func resolveVariant(arg string) (string, error) {
+	name := strings.TrimSuffix(strings.TrimPrefix(filepath.ToSlash(strings.TrimSpace(arg)), "./"), "/")
 	if name == "" {
-		return "", badArgf("empty variant name")
+		return "", badArgf("empty variant name; variants are: %s", strings.Join(registered(), ", "))
 	}
-	name = path.Clean(name)
-	if name == "correct" {
-		return name, nil
-	}
-	if name == "naive" {
-		return "", badArgf("naive is the directory of the naive variants: name one, naive/<mistake>")
-	}
-	mistake := strings.TrimPrefix(name, "naive/")
-	if mistake == "" || mistake == "." || mistake == ".." || strings.Contains(mistake, "/") || path.IsAbs(name) {
-		return "", badArgf("bad variant name %q: want correct or naive/<mistake>", arg)
-	}
-	return "naive/" + mistake, nil
-}
-
-// hasGoFiles reports whether dir is a directory holding at least one .go
-// file.
-func hasGoFiles(dir string) bool {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return false
-	}
-	for _, e := range entries {
-		if !e.IsDir() && strings.HasSuffix(e.Name(), ".go") {
-			return true
+	for _, candidate := range []string{name, "naive/" + name} {
+		if slices.Contains(registered(), candidate) {
+			return candidate, nil
 		}
 	}
-	return false
+	return "", badArgf("unknown variant %q; variants are: %s", arg, strings.Join(registered(), ", "))
 }
 
-// listVariants returns the variants present in the module at root, read
-// from its directories: correct, then naive/<mistake> for each directory
-// under naive/ that holds Go files, sorted.
-func listVariants(root string) []string {
+// registered lists the variants of the registry, in the matrix's order.
+func registered() []string {
 	var names []string
-	if hasGoFiles(filepath.Join(root, "correct")) {
-		names = append(names, "correct")
+	for _, v := range variants.All {
+		names = append(names, v.Name)
 	}
-	entries, _ := os.ReadDir(filepath.Join(root, "naive")) // no naive/ yet: no naive variants
-	for _, e := range entries {
-		if e.IsDir() && hasGoFiles(filepath.Join(root, "naive", e.Name())) {
-			names = append(names, "naive/"+e.Name())
-		}
-	}
-	slices.Sort(names[min(1, len(names)):])
 	return names
-}
-
-// resolveVariant normalises arg and checks that the variant's package exists
-// under root; the error for an unknown variant lists the ones there are.
-func resolveVariant(root, arg string) (string, error) {
-	name, err := normalizeVariant(arg)
-	if err != nil {
-		return "", err
-	}
-	if hasGoFiles(filepath.Join(root, filepath.FromSlash(name))) {
-		return name, nil
-	}
-	return "", badArgf("unknown variant %q (no Go package %s/ in %s); variants are: %s",
-		arg, name, root, strings.Join(listVariants(root), ", "))
-}
-
-// naiveVariants lists the naive variants under root, for error messages.
-func naiveVariants(root string) string {
-	names := slices.DeleteFunc(listVariants(root), func(n string) bool { return n == "correct" })
-	if len(names) == 0 {
-		return "(none yet: there is no naive/<mistake> package)"
-	}
-	return strings.Join(names, ", ")
 }
 
 // matrixTest is the name of the test in ./scenarios whose subtests are the

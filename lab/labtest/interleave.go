@@ -56,6 +56,7 @@ func (r *Run) Interleavings(accounts []Account, sessions [][]lab.Event, want fun
 				Schedule: scheduleString(decisions),
 				Outcome:  outcome,
 				Failures: c.Failures(),
+				Waited:   c.Transcript.waits(),
 			},
 			transcript: &c.Transcript,
 			steps:      len(decisions),

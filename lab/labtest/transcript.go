@@ -134,3 +134,17 @@ func (t *Transcript) include(u *Transcript) {
 	defer t.mu.Unlock()
 	t.lines = append(t.lines, lines...)
 }
+
+// waits returns the steps that waited for a lock, in the order they began
+// to wait: "B1", "A3".
+func (t *Transcript) waits() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var steps []string
+	for _, l := range t.lines {
+		if l.note == "<waiting>" {
+			steps = append(steps, fmt.Sprintf("%s%d", l.session, l.step))
+		}
+	}
+	return steps
+}

@@ -70,6 +70,9 @@ type Permutation struct {
 	Outcome string `json:"outcome"`
 	// Failures lists the broken guarantees; none when it held.
 	Failures []string `json:"failures,omitempty"`
+	// Waited lists the steps that had to wait for another session's lock,
+	// e.g. "B1": the session's first statement waited.
+	Waited []string `json:"waited,omitempty"`
 }
 
 // Held reports whether every guarantee held in this interleaving.
@@ -220,29 +223,28 @@ func (rep *Report) Matrix() string {
 
 // Wrap breaks s into lines of at most Width columns at spaces, indenting
 // every line after the first by indent spaces, and ends it with a newline.
-// A word longer than a line is left whole.
+// Spaces within a line are kept as they are, so that columns stay aligned;
+// a word longer than a line is left whole; s's own newlines become spaces.
 func Wrap(s string, indent int) string {
 	var b strings.Builder
-	line := ""
-	for _, word := range strings.Fields(s) {
-		switch {
-		case line == "":
-			line = word
-			if b.Len() > 0 {
-				line = strings.Repeat(" ", indent) + word
-			} else if lead := len(s) - len(strings.TrimLeft(s, " ")); lead > 0 {
-				line = s[:lead] + word
-			}
-		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) > Width:
-			b.WriteString(line + "\n")
-			line = strings.Repeat(" ", indent) + word
-		default:
-			line += " " + word
+	line, width := "", 0
+	for _, tok := range wrapTokens.FindAllString(strings.ReplaceAll(s, "\n", " "), -1) {
+		word := strings.TrimLeft(tok, " ")
+		n := utf8.RuneCountInString(tok)
+		if width > indent && width+n > Width && word != "" {
+			b.WriteString(strings.TrimRight(line, " ") + "\n")
+			line, width = strings.Repeat(" ", indent)+word, indent+utf8.RuneCountInString(word)
+			continue
 		}
+		line += tok
+		width += n
 	}
-	b.WriteString(line + "\n")
+	b.WriteString(strings.TrimRight(line, " ") + "\n")
 	return b.String()
 }
+
+// wrapTokens are the words of a line, each with the spaces before it.
+var wrapTokens = regexp.MustCompile(` *[^ ]+| +$`)
 
 // ParseMatrix reads the verdicts back from a matrix rendered by Matrix:
 // verdicts[variant][scenario] is true for a pass. Cells marked as not run are
