@@ -73,10 +73,13 @@ type sqliteError interface {
 
 // Classify maps a database error to the kinds above, wrapping it so that both
 // the kind and the original message survive. Errors it does not recognise come
-// back unchanged; nil stays nil.
+// back unchanged, and so do errors already of a kind; nil stays nil.
 func Classify(err error) error {
 	if err == nil {
 		return nil
+	}
+	if ErrorKind(err) != "other error" {
+		return err // classified already
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return fmt.Errorf("%w: %w", ErrBusy, err)

@@ -55,6 +55,10 @@ func TestClassify(t *testing.T) {
 			t.Errorf("Classify(%v) = %v, which does not wrap the original error", c.err, got)
 		}
 	}
+	once := Classify(codeError(sqlite3.SQLITE_BUSY))
+	if twice := Classify(once); twice != once {
+		t.Errorf("Classify(Classify(busy)) = %v, want it unchanged: %v", twice, once)
+	}
 	if got := Classify(nil); got != nil {
 		t.Errorf("Classify(nil) = %v, want nil", got)
 	}

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"idemlab/lab"
 	"idemlab/lab/labtest"
+	"time"
 )
 
 // Concurrent delivers one event 20 times on 8 goroutines, as the article
@@ -65,6 +66,13 @@ func LockTimeout(r *labtest.Run) {
 	e := credit("evt-4", 500)
 	release := db.HoldWriteLock()
 	r.WantError(db.Deliver(e), lab.ErrBusy)
+	// A caller with a deadline shorter than the busy timeout gets its
+	// answer at its deadline, not after the busy timeout.
+	start := time.Now() // the bubble's clock: fake, and exact
+	r.WantError(db.AttemptWithin(e, 50*time.Millisecond), lab.ErrBusy)
+	if waited := time.Since(start); waited > time.Second {
+		r.Errorf("a delivery whose caller gives up after 50 ms answered after %v: it waited out the lock, not the caller's deadline", waited)
+	}
 	release()
 	r.WantOutcome(db.Deliver(e), lab.Applied)
 	r.WantBalance(db, 1, 500)

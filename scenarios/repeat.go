@@ -38,17 +38,22 @@ func PayloadConflict(r *labtest.Run) {
 	r.Notef("amount 700 and account 2 under evt-1: both payload conflicts; balances 500 and 0")
 }
 
-// SourceScope delivers evt-1 from provider-a and evt-1 from provider-b. An
-// event id is unique only within its source: these are two events.
+// SourceScope delivers evt-1 from provider-a and evt-1 from provider-b, the
+// second with a payload of its own, and then repeats each. An event id is
+// unique only within its source: these are two events, each applied once,
+// and the repeat of provider-b's is compared with provider-b's stored row,
+// not provider-a's.
 func SourceScope(r *labtest.Run) {
-	db := r.Open()
+	db := r.Open(labtest.Account{ID: 1}, labtest.Account{ID: 2})
 	a := credit("evt-1", 500)
-	b := a
-	b.Source = "provider-b"
+	b := lab.Event{Source: "provider-b", EventID: "evt-1", AccountID: 2, Amount: 700}
 	r.WantOutcome(db.Deliver(a), lab.Applied)
 	r.WantOutcome(db.Deliver(b), lab.Applied)
-	r.WantBalance(db, 1, 1000)
-	r.Notef("provider-a/evt-1 and provider-b/evt-1 both applied; balance 1000")
+	r.WantOutcome(db.Deliver(b), lab.Duplicate)
+	r.WantOutcome(db.Deliver(a), lab.Duplicate)
+	r.WantBalance(db, 1, 500)
+	r.WantBalance(db, 2, 700)
+	r.Notef("provider-a/evt-1 and provider-b/evt-1 both applied, each repeat a duplicate; balances 500/700")
 }
 
 // DistinctEvents delivers two different events that happen to carry the

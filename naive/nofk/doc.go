@@ -11,7 +11,9 @@ package nofk
 
 // BUG(lab): PRAGMA foreign_keys is a setting of one connection, not of the
 // database file. The setup connection enforced REFERENCES; the handler's
-// connections, opened later by database/sql, do not. An event for a missing
-// account is stored in the inbox, the UPDATE changes no row, and the handler
-// answers "applied" for a credit that went nowhere (article C7). Caught by
-// UnknownAccount.
+// connections, opened later by database/sql, do not. The handler's own
+// check still refuses an event for a missing account (its credit changes
+// no row), so the lesson shows where only the schema stands guard: when a
+// bug hands the INSERT another account than the one credited, the inbox
+// keeps a row for an account that does not exist, and a credit without its
+// row is committed (article C7). Caught by SchemaGuards.
