@@ -208,4 +208,4 @@ func scenarioNamed(t *testing.T, name string) lab.Scenario {
 
 // TestCrashChild is the process that Crash kills: it does nothing unless the
 // Crash scenario started it.
-func TestCrashChild(t *testing.T) { lab.CrashChild(t, variants) }
+func TestCrashChild(t *testing.T) { lab.CrashChild(t, append(variants, equivalents...)) }
