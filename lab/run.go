@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -21,6 +22,7 @@ type Run struct {
 	Permutations []Permutation
 
 	tb        testing.TB
+	mu        sync.Mutex // guards failures: a session's goroutine may report one
 	failures  []string
 	notes     []string
 	sessions  int
@@ -49,7 +51,9 @@ func (r *Run) child() *Run {
 // Go convention "Func(input) = got, want want" where it can.
 func (r *Run) Errorf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
+	r.mu.Lock()
 	r.failures = append(r.failures, msg)
+	r.mu.Unlock()
 	r.Transcript.Note("", "FAIL: "+msg, "")
 }
 
@@ -60,10 +64,18 @@ func (r *Run) Notef(format string, args ...any) {
 }
 
 // Failed reports whether any guarantee was broken.
-func (r *Run) Failed() bool { return len(r.failures) > 0 }
+func (r *Run) Failed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.failures) > 0
+}
 
 // Failures returns every broken guarantee, in the order found.
-func (r *Run) Failures() []string { return r.failures }
+func (r *Run) Failures() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failures
+}
 
 // Detail is the one-line evidence for the matrix: the first failure, or the
 // notes of a run that passed.
@@ -186,8 +198,10 @@ func (r *Run) Case(name string, body func(c *Run)) bool {
 // Restart forgets the run's transcript, failures and session names, for a
 // new story on databases that were Reset.
 func (r *Run) Restart() {
-	r.Transcript = Transcript{}
+	r.Transcript.reset() // not a new Transcript: that would replace a mutex someone may hold
+	r.mu.Lock()
 	r.failures, r.notes, r.sessions = nil, nil, 0
+	r.mu.Unlock()
 }
 
 // TestName is the name of the test running r, as -run selects it.

@@ -90,6 +90,14 @@ func (l *line) prefix() string {
 	return l.session + ": "
 }
 
+// reset forgets every line. It holds the lock like every other method: a
+// goroutine of database/sql may still be logging a step.
+func (t *Transcript) reset() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lines = nil
+}
+
 // include appends the lines of u, as they are now.
 func (t *Transcript) include(u *Transcript) {
 	u.mu.Lock()
