@@ -355,7 +355,7 @@ func (db *DB) blind(ctx context.Context) error {
 	if SessionOf(ctx) == "" {
 		what = "called the database without the delivery's context (context.Background(), context.TODO(), or a call without a context)"
 	}
-	err := fmt.Errorf("lab: %s %s: SQLite would wait for a lock in real time, unseen by the lab and deaf to the caller's deadline; pass Process's ctx", who, what)
+	err := fmt.Errorf("lab: %s: %s: SQLite would wait for a lock in real time, unseen by the lab and deaf to the caller's deadline; pass Process's ctx", who, what)
 	if first {
 		db.run.Errorf("%s", strings.TrimPrefix(err.Error(), "lab: "))
 	}
