@@ -43,10 +43,10 @@ type DB struct {
 	answers []Answer
 
 	// Also guarded by mu: what each session has open (see deliver).
-	txs     map[string]int  // open transactions, per session
-	txEnded sync.Cond       // signalled when a transaction ends; on mu
-	busy    map[string]int  // sessions inside Process
-	blinded map[string]bool // sessions already reported by blind
+	txs     map[string][]*openTx // open transactions, per session
+	txEnded sync.Cond            // signalled when a transaction ends; on mu
+	busy    map[string]int       // sessions inside Process
+	blinded map[string]bool      // sessions already reported by blind
 }
 
 // Open creates a fresh database for the run's variant, seeded with accounts
@@ -110,7 +110,7 @@ func (r *Run) attach(path string, wal bool) *DB {
 		wal:     wal,
 		initial: map[int64]int64{},
 		steps:   map[string]int{},
-		txs:     map[string]int{},
+		txs:     map[string][]*openTx{},
 		busy:    map[string]int{},
 		blinded: map[string]bool{},
 	}
@@ -299,23 +299,32 @@ func (db *DB) before(ctx context.Context, s *Stmt) error {
 	return err
 }
 
+// openTx is a transaction a session has open, with the context it began
+// with: database/sql rolls it back once that context is done.
+type openTx struct{ ctx context.Context }
+
 // began records that a session opened a transaction.
-func (db *DB) began(ctx context.Context) {
+func (db *DB) began(ctx context.Context) *openTx {
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	db.txs[SessionOf(ctx)]++
+	session := SessionOf(ctx)
+	tx := &openTx{ctx: ctx}
+	db.txs[session] = append(db.txs[session], tx)
+	return tx
 }
 
 // ended records that a session's transaction is over, so that the
 // scheduler knows its locks are released (unless it has another one open)
 // and a delivery waiting for it to end (see deliver) goes on.
-func (db *DB) ended(ctx context.Context) {
+func (db *DB) ended(tx *openTx) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	session := SessionOf(ctx)
-	db.txs[session]--
+	session := SessionOf(tx.ctx)
+	if i := slices.Index(db.txs[session], tx); i >= 0 {
+		db.txs[session] = slices.Delete(db.txs[session], i, i+1)
+	}
 	if db.sched != nil {
-		db.sched.finished(session, db.txs[session] > 0)
+		db.sched.finished(session, len(db.txs[session]) > 0)
 	}
 	db.txEnded.Broadcast()
 }
@@ -370,7 +379,7 @@ func (db *DB) after(ctx context.Context, s *Stmt, r *StmtResult) error {
 	if db.sched != nil {
 		// The session is inside a transaction while it has one open, even
 		// when this statement ran on another connection of the pool.
-		db.sched.finished(s.Session, r.InTx || db.txs[s.Session] > 0)
+		db.sched.finished(s.Session, r.InTx || len(db.txs[s.Session]) > 0)
 	}
 	db.mu.Unlock()
 	f := db.fault(After, s)
@@ -478,7 +487,9 @@ func (db *DB) deliver(session string, e Event, timeout time.Duration) Answer {
 // and never runs during the next one.
 func (db *DB) endOwnTransactions(ctx context.Context, cancel context.CancelFunc, session string, e Event) {
 	db.mu.Lock()
-	leaked := db.txs[session] > 0 && ctx.Err() == nil
+	// A transaction whose context is done is being rolled back by
+	// database/sql (the handler may have cancelled a context of its own).
+	leaked := slices.ContainsFunc(db.txs[session], func(tx *openTx) bool { return tx.ctx.Err() == nil })
 	db.mu.Unlock()
 	if leaked {
 		db.run.Errorf("%s: Process(%v): connection still in a transaction after Process returned", session, e)
@@ -486,7 +497,7 @@ func (db *DB) endOwnTransactions(ctx context.Context, cancel context.CancelFunc,
 	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	for db.txs[session] > 0 {
+	for len(db.txs[session]) > 0 {
 		db.txEnded.Wait()
 	}
 }

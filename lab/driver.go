@@ -30,8 +30,8 @@ type stepper interface {
 	// after an injected failure, or database/sql's own goroutine once the
 	// context is done. A session is inside a transaction while it has one
 	// open, whichever connection its next statement runs on.
-	began(ctx context.Context)
-	ended(ctx context.Context)
+	began(ctx context.Context) *openTx
+	ended(tx *openTx)
 	// blind refuses a call whose context can never be done, made for a
 	// delivery: SQLite would wait for a lock in real time (see DB.blind).
 	blind(ctx context.Context) error
@@ -128,13 +128,14 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 		return nil, err
 	}
 	tx, err := c.base.(driver.ConnBeginTx).BeginTx(ctx, opts)
+	var open *openTx
 	if err == nil {
-		c.c.hooks.began(ctx)
+		open = c.c.hooks.began(ctx)
 	}
 	if err := c.c.hooks.after(ctx, s, &StmtResult{Err: err, Rows: -1, InTx: err == nil}); err != nil {
 		if tx != nil {
 			tx.Rollback() // an injected failure after BEGIN must not leave it open
-			c.c.hooks.ended(ctx)
+			c.c.hooks.ended(open)
 		}
 		return nil, err
 	}
@@ -142,7 +143,7 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 		return nil, err
 	}
 	c.inTx = true
-	return &hookedTx{base: tx, ctx: ctx, c: c}, nil
+	return &hookedTx{base: tx, ctx: ctx, c: c, open: open}, nil
 }
 
 func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
@@ -252,6 +253,7 @@ type hookedTx struct {
 	base driver.Tx
 	ctx  context.Context
 	c    *conn
+	open *openTx
 }
 
 // Commit runs the hooks around COMMIT. A failure injected before it rolls the
@@ -263,7 +265,7 @@ func (t *hookedTx) Commit() error {
 	if s == nil {
 		return t.base.Commit()
 	}
-	defer t.c.c.hooks.ended(t.ctx) // once the step is logged
+	defer t.c.c.hooks.ended(t.open) // once the step is logged
 	if err := t.c.c.hooks.before(t.ctx, s); err != nil {
 		t.base.Rollback()
 		return err
@@ -281,7 +283,7 @@ func (t *hookedTx) Rollback() error {
 	if s == nil {
 		return t.base.Rollback()
 	}
-	defer t.c.c.hooks.ended(t.ctx) // once the step is logged
+	defer t.c.c.hooks.ended(t.open) // once the step is logged
 	injected := t.c.c.hooks.before(t.ctx, s)
 	err := t.base.Rollback()
 	if err := t.c.c.finish(t.ctx, s, err); err != nil {

@@ -195,3 +195,39 @@ func TestBlindWaitIsNamed(t *testing.T) {
 		})
 	}
 }
+
+// cancelsOwn leaves its transaction to database/sql, which rolls it back
+// when the handler cancels its own context on the way out.
+type cancelsOwn struct{ db *sql.DB }
+
+func (h cancelsOwn) Process(ctx context.Context, e Event) (Outcome, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	tx, err := h.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO inbox VALUES (?, ?, ?, ?)`, e.Source, e.EventID, e.AccountID, e.Amount); err != nil {
+		return 0, err
+	}
+	return 0, errors.New("gave up") // no Rollback: the cancel ends the transaction
+}
+
+// That is database/sql's documented behaviour, not a leak: the delivery
+// waits for the ROLLBACK, which is its own last step.
+func TestCancelledTransactionIsNotALeak(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		v := testVariant
+		v.New = func(db *sql.DB) Processor { return cancelsOwn{db} }
+		r := NewRun(t, v)
+		db := r.Open()
+		db.Deliver(Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 5})
+		if n := db.Steps("A"); n != 3 {
+			t.Errorf("Steps(A) = %d, want 3 (BEGIN, INSERT, ROLLBACK):\n%s", n, r.Transcript.String())
+		}
+		r.Close()
+		if r.Failed() {
+			t.Errorf("failures = %q, want none", r.Failures())
+		}
+	})
+}
