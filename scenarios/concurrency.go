@@ -1,9 +1,10 @@
 package scenarios
 
 import (
+	"time"
+
 	"idemlab/lab"
 	"idemlab/lab/labtest"
-	"time"
 )
 
 // Concurrent delivers one event 20 times on 8 goroutines, as the article

@@ -220,7 +220,9 @@ func scenarioNamed(t *testing.T, name string) labtest.Scenario {
 
 // TestCrashChild is the process that Crash kills: it does nothing unless the
 // Crash scenario started it.
-func TestCrashChild(t *testing.T) { labtest.CrashChild(t, variants.All) }
+func TestCrashChild(t *testing.T) {
+	labtest.CrashChild(t, append(slices.Clone(variants.All), equivalents...))
+}
 
 // scenarioInfos is what the report says of every column.
 func scenarioInfos() []report.ScenarioInfo {

@@ -43,6 +43,12 @@ type DB struct {
 	faults  []*Fault
 	sched   *scheduler
 	answers []Answer
+
+	// Also guarded by mu: what each session has open (see deliver).
+	txs     map[string][]*openTx // open transactions, per session
+	txEnded sync.Cond            // signalled when a transaction ends; on mu
+	busy    map[string]int       // sessions inside Process
+	blinded map[string]bool      // sessions already reported by blind
 }
 
 // Open creates a fresh database for the run's variant, seeded with accounts
@@ -106,7 +112,11 @@ func (r *Run) attach(path string, wal bool) *DB {
 		wal:     wal,
 		initial: map[int64]int64{},
 		steps:   map[string]int{},
+		txs:     map[string][]*openTx{},
+		busy:    map[string]int{},
+		blinded: map[string]bool{},
 	}
+	db.txEnded.L = &db.mu
 	db.sql = db.openPool()
 	db.proc = r.Variant.New(db.sql)
 	return db
@@ -207,6 +217,7 @@ func (db *DB) Reset() {
 	defer db.mu.Unlock()
 	db.faults, db.pages, db.answers = nil, 0, nil
 	clear(db.steps)
+	clear(db.blinded)
 }
 
 // PurgeInbox deletes the whole inbox history, as a retention job would.
@@ -290,14 +301,76 @@ func (db *DB) before(ctx context.Context, s *Stmt) error {
 	return err
 }
 
-// rolledBack records that a session's transaction ended without a step of
-// its own, so that the scheduler knows its locks are released.
-func (db *DB) rolledBack(ctx context.Context) {
+// openTx is a transaction a session has open, with the context it began
+// with: database/sql rolls it back once that context is done.
+type openTx struct{ ctx context.Context }
+
+// began records that a session opened a transaction.
+func (db *DB) began(ctx context.Context) *openTx {
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	if db.sched != nil {
-		db.sched.finished(SessionOf(ctx), &StmtResult{Rows: -1})
+	session := SessionOf(ctx)
+	tx := &openTx{ctx: ctx}
+	db.txs[session] = append(db.txs[session], tx)
+	return tx
+}
+
+// ended records that a session's transaction is over, so that the
+// scheduler knows its locks are released (unless it has another one open)
+// and a delivery waiting for it to end (see deliver) goes on.
+func (db *DB) ended(tx *openTx) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	session := SessionOf(tx.ctx)
+	if i := slices.Index(db.txs[session], tx); i >= 0 {
+		db.txs[session] = slices.Delete(db.txs[session], i, i+1)
 	}
+	if db.sched != nil {
+		db.sched.finished(session, len(db.txs[session]) > 0)
+	}
+	db.txEnded.Broadcast()
+}
+
+// blind refuses a database call made for a delivery with a context that
+// can never be done: context.Background(), context.TODO(), or
+// context.WithoutCancel of the delivery's. With such a context modernc
+// leaves a wait for the write lock to SQLite's own busy handler, which
+// sleeps in real time: the synctest bubble cannot tell it from work, the
+// scheduler cannot order it, and the caller's deadline does not reach it. A
+// call without a session counts as the handler's while a delivery is in
+// Process; the lab's own reads happen between deliveries. The call fails
+// at once, and the run reports what the handler did, once per session.
+func (db *DB) blind(ctx context.Context) error {
+	if ctx.Done() != nil {
+		return nil
+	}
+	who := SessionOf(ctx)
+	db.mu.Lock()
+	if who == "" {
+		for name := range db.busy {
+			who = name // the one delivery in Process, or one of several
+			if len(db.busy) > 1 {
+				who = "a delivery"
+			}
+		}
+	}
+	first := who != "" && !db.blinded[who]
+	if who != "" {
+		db.blinded[who] = true
+	}
+	db.mu.Unlock()
+	if who == "" {
+		return nil // the lab's own reads
+	}
+	what := "called the database with a context that is never done (context.Background(), context.TODO() or context.WithoutCancel)"
+	if SessionOf(ctx) == "" {
+		what = "called the database without the delivery's context (context.Background(), context.TODO(), or a call without a context)"
+	}
+	err := fmt.Errorf("lab: %s: %s: SQLite would wait for a lock in real time, unseen by the lab and deaf to the caller's deadline; pass Process's ctx", who, what)
+	if first {
+		db.run.Errorf("%s", strings.TrimPrefix(err.Error(), "lab: "))
+	}
+	return err
 }
 
 // after is called by the driver after each step: it logs the step and applies
@@ -306,7 +379,9 @@ func (db *DB) after(ctx context.Context, s *Stmt, r *StmtResult) error {
 	db.run.Transcript.Step(s, r)
 	db.mu.Lock()
 	if db.sched != nil {
-		db.sched.finished(s.Session, r)
+		// The session is inside a transaction while it has one open, even
+		// when this statement ran on another connection of the pool.
+		db.sched.finished(s.Session, r.InTx || len(db.txs[s.Session]) > 0)
 	}
 	db.mu.Unlock()
 	f := db.fault(After, s)
@@ -380,7 +455,16 @@ func (db *DB) deliver(session string, e lab.Event, timeout time.Duration) Answer
 	ctx = WithSession(ctx, session)
 	ctx = withLog(ctx, &db.run.Transcript, session)
 	db.run.Transcript.Note(session, "deliver "+e.String(), "")
+	db.mu.Lock()
+	db.busy[session]++
+	db.mu.Unlock()
 	o, err := db.proc.Process(ctx, e)
+	db.mu.Lock()
+	if db.busy[session]--; db.busy[session] == 0 {
+		delete(db.busy, session)
+	}
+	db.mu.Unlock()
+	db.endOwnTransactions(ctx, cancel, session, e)
 	a := Answer{Session: session, Event: e, Outcome: o, Err: err}
 	if err != nil {
 		a.Outcome = 0
@@ -390,6 +474,35 @@ func (db *DB) deliver(session string, e lab.Event, timeout time.Duration) Answer
 	db.answers = append(db.answers, a)
 	db.mu.Unlock()
 	return a
+}
+
+// endOwnTransactions makes sure that a delivery's transactions are over
+// before its answer is recorded. The context is still live here, as a
+// user's server's would be after the call: a transaction the handler left
+// open would keep its connection, and the write lock, until something else
+// ended it. That is a finding. The lab then cancels the context, so that
+// database/sql rolls the transaction back, and waits for that ROLLBACK.
+//
+// When the context is already done (a deadline passed), database/sql rolls
+// back what is open on a goroutine of its own (Tx.awaitDone), which may run
+// after Process returned. That ROLLBACK belongs to this delivery: it is
+// waited for here, so that it is logged and faulted as this session's step
+// and never runs during the next one.
+func (db *DB) endOwnTransactions(ctx context.Context, cancel context.CancelFunc, session string, e lab.Event) {
+	db.mu.Lock()
+	// A transaction whose context is done is being rolled back by
+	// database/sql (the handler may have cancelled a context of its own).
+	leaked := slices.ContainsFunc(db.txs[session], func(tx *openTx) bool { return tx.ctx.Err() == nil })
+	db.mu.Unlock()
+	if leaked {
+		db.run.Errorf("%s: Process(%v): connection still in a transaction after Process returned", session, e)
+		cancel()
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	for len(db.txs[session]) > 0 {
+		db.txEnded.Wait()
+	}
 }
 
 // HoldWriteLock takes the database's write lock on a connection of its own,

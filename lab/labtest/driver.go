@@ -25,9 +25,16 @@ type stepper interface {
 	// pageLimit is the max_page_count every connection must have before its
 	// next step: 0 for none. It is how a full disk is simulated.
 	pageLimit() int64
-	// rolledBack tells that the driver rolled a session's transaction back
-	// on its own (after an injected failure), so its locks are gone.
-	rolledBack(ctx context.Context)
+	// began tells that a session opened a transaction (a database/sql Tx),
+	// ended that it is over, whoever ended it: the handler, the driver
+	// after an injected failure, or database/sql's own goroutine once the
+	// context is done. A session is inside a transaction while it has one
+	// open, whichever connection its next statement runs on.
+	began(ctx context.Context) *openTx
+	ended(tx *openTx)
+	// blind refuses a call whose context can never be done, made for a
+	// delivery: SQLite would wait for a lock in real time (see DB.blind).
+	blind(ctx context.Context) error
 }
 
 // connector wraps a modernc connector so that every connection it makes is
@@ -109,6 +116,9 @@ func (c *conn) Begin() (driver.Tx, error) {
 func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	s := newStmt(ctx, OpBegin, c.c.begin, nil)
 	if s == nil {
+		if err := c.c.hooks.blind(ctx); err != nil {
+			return nil, err
+		}
 		return c.base.(driver.ConnBeginTx).BeginTx(ctx, opts)
 	}
 	if opts.ReadOnly {
@@ -118,10 +128,14 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 		return nil, err
 	}
 	tx, err := c.base.(driver.ConnBeginTx).BeginTx(ctx, opts)
+	var open *openTx
+	if err == nil {
+		open = c.c.hooks.began(ctx)
+	}
 	if err := c.c.hooks.after(ctx, s, &StmtResult{Err: err, Rows: -1, InTx: err == nil}); err != nil {
 		if tx != nil {
 			tx.Rollback() // an injected failure after BEGIN must not leave it open
-			c.c.hooks.rolledBack(ctx)
+			c.c.hooks.ended(open)
 		}
 		return nil, err
 	}
@@ -129,10 +143,13 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 		return nil, err
 	}
 	c.inTx = true
-	return &hookedTx{base: tx, ctx: ctx, c: c}, nil
+	return &hookedTx{base: tx, ctx: ctx, c: c, open: open}, nil
 }
 
 func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	if err := c.c.hooks.blind(ctx); err != nil {
+		return nil, err
+	}
 	st, err := c.base.(driver.ConnPrepareContext).PrepareContext(ctx, query)
 	if err != nil {
 		return nil, err
@@ -171,6 +188,9 @@ func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
 // the lab asks for, then the hooks see the statement (and may park or fail
 // it).
 func (c *conn) before(ctx context.Context, s *Stmt) error {
+	if err := c.c.hooks.blind(ctx); err != nil {
+		return err
+	}
 	if err := c.limitPages(); err != nil {
 		return err
 	}
@@ -181,6 +201,9 @@ func (c *conn) before(ctx context.Context, s *Stmt) error {
 func (c *conn) exec(ctx context.Context, query string, args []driver.NamedValue, run func([]driver.NamedValue) (driver.Result, error)) (driver.Result, error) {
 	s := newStmt(ctx, opOf(query), query, args)
 	if s == nil {
+		if err := c.c.hooks.blind(ctx); err != nil {
+			return nil, err
+		}
 		return run(args)
 	}
 	if err := c.before(ctx, s); err != nil {
@@ -202,6 +225,9 @@ func (c *conn) exec(ctx context.Context, query string, args []driver.NamedValue,
 func (c *conn) query(ctx context.Context, query string, args []driver.NamedValue, run func([]driver.NamedValue) (driver.Rows, error)) (driver.Rows, error) {
 	s := newStmt(ctx, opOf(query), query, args)
 	if s == nil {
+		if err := c.c.hooks.blind(ctx); err != nil {
+			return nil, err
+		}
 		return run(args)
 	}
 	if err := c.before(ctx, s); err != nil {
@@ -227,6 +253,7 @@ type hookedTx struct {
 	base driver.Tx
 	ctx  context.Context
 	c    *conn
+	open *openTx
 }
 
 // Commit runs the hooks around COMMIT. A failure injected before it rolls the
@@ -238,9 +265,9 @@ func (t *hookedTx) Commit() error {
 	if s == nil {
 		return t.base.Commit()
 	}
+	defer t.c.c.hooks.ended(t.open) // once the step is logged
 	if err := t.c.c.hooks.before(t.ctx, s); err != nil {
 		t.base.Rollback()
-		t.c.c.hooks.rolledBack(t.ctx)
 		return err
 	}
 	err := t.base.Commit()
@@ -256,6 +283,7 @@ func (t *hookedTx) Rollback() error {
 	if s == nil {
 		return t.base.Rollback()
 	}
+	defer t.c.c.hooks.ended(t.open) // once the step is logged
 	injected := t.c.c.hooks.before(t.ctx, s)
 	err := t.base.Rollback()
 	if err := t.c.c.finish(t.ctx, s, err); err != nil {

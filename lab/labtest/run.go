@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"idemlab/lab"
@@ -36,6 +37,7 @@ type Run struct {
 	Permutations []report.Permutation
 
 	tb        testing.TB
+	mu        sync.Mutex // guards failures: a session's goroutine may report one
 	failures  []string
 	where     []string // where each failure was reported: the scenario's file:line
 	notes     []string
@@ -65,8 +67,10 @@ func (r *Run) child() *Run {
 // Go convention "Func(input) = got, want want" where it can.
 func (r *Run) Errorf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
+	r.mu.Lock()
 	r.failures = append(r.failures, msg)
 	r.where = append(r.where, r.caller())
+	r.mu.Unlock()
 	r.Transcript.Note("", "FAIL: "+msg, "")
 }
 
@@ -79,7 +83,11 @@ func (r *Run) Notef(format string, args ...any) {
 // Where returns, for each failure, the file and line of the scenario code
 // that reported it ("scenarios/repeat.go:31"), or "" for a failure the
 // harness found on its own, such as a broken invariant.
-func (r *Run) Where() []string { return r.where }
+func (r *Run) Where() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.where
+}
 
 // caller finds the scenario code that reported a failure: the first frame
 // of this module that is not the engine's (the standard library's and
@@ -122,10 +130,18 @@ var enginePackage, modulePath, moduleRoot = func() (string, string, string) {
 }()
 
 // Failed reports whether any guarantee was broken.
-func (r *Run) Failed() bool { return len(r.failures) > 0 }
+func (r *Run) Failed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.failures) > 0
+}
 
 // Failures returns every broken guarantee, in the order found.
-func (r *Run) Failures() []string { return r.failures }
+func (r *Run) Failures() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failures
+}
 
 // Detail is the one-line evidence for the matrix: the first failure, or the
 // notes of a run that passed.
@@ -251,8 +267,10 @@ func (r *Run) Case(name string, body func(c *Run)) bool {
 // Restart forgets the run's transcript, failures and session names, for a
 // new story on databases that were Reset.
 func (r *Run) Restart() {
-	r.Transcript = Transcript{}
+	r.Transcript.reset() // not a new Transcript: that would replace a mutex someone may hold
+	r.mu.Lock()
 	r.failures, r.where, r.notes, r.sessions = nil, nil, nil, 0
+	r.mu.Unlock()
 }
 
 // TestName is the name of the test running r, as -run selects it.

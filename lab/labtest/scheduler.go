@@ -79,11 +79,12 @@ func (sc *scheduler) park(s *Stmt) {
 	<-sess.release
 }
 
-// finished records the transaction state after a statement of a session.
-func (sc *scheduler) finished(name string, r *StmtResult) {
+// finished records whether a session is inside a transaction after one of
+// its statements, or after its transaction ended.
+func (sc *scheduler) finished(name string, inTx bool) {
 	if sess := sc.find(name); sess != nil {
 		sc.mu.Lock()
-		sess.inTx = r.InTx
+		sess.inTx = inTx
 		sc.mu.Unlock()
 	}
 }

@@ -125,6 +125,14 @@ func escapeControls(s string) string {
 
 func isEscaped(r rune) bool { return r != '\n' && unicode.IsControl(r) }
 
+// reset forgets every line. It holds the lock like every other method: a
+// goroutine of database/sql may still be logging a step.
+func (t *Transcript) reset() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lines = nil
+}
+
 // include appends the lines of u, as they are now.
 func (t *Transcript) include(u *Transcript) {
 	u.mu.Lock()

@@ -1,0 +1,15 @@
+package commitmismatch
+
+import (
+	"database/sql"
+
+	"idemlab/lab"
+)
+
+// Variant describes this package to the lab.
+var Variant = lab.Variant{
+	Name:   "equivalent/commitmismatch",
+	Schema: Schema,
+	DSN:    DSN,
+	New:    func(db *sql.DB) lab.Processor { return New(db) },
+}

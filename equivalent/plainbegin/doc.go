@@ -1,0 +1,15 @@
+// Package plainbegin is package correct with a plain BEGIN (DEFERRED)
+// instead of BEGIN IMMEDIATE: its DSN has no _txlock.
+//
+// It is equivalent because the first statement of every transaction is the
+// INSERT into the inbox, a write. A DEFERRED transaction that writes before
+// it reads asks for the write lock at that first statement, and waiting for
+// it is covered by busy_timeout exactly as BEGIN IMMEDIATE's wait is (SQLite
+// refuses to wait only when a transaction that already holds a read lock
+// wants to upgrade it; see naive/deferred). So no two deliveries both decide
+// "not seen yet", and contention is waited out, never failed at once. The
+// article's point: IMMEDIATE is one way to get the write lock first, not the
+// only one.
+//
+// Compare: diff -u correct/schema.go equivalent/plainbegin/schema.go
+package plainbegin

@@ -1,0 +1,15 @@
+package plainbegin
+
+import (
+	"database/sql"
+
+	"idemlab/lab"
+)
+
+// Variant describes this package to the lab.
+var Variant = lab.Variant{
+	Name:   "equivalent/plainbegin",
+	Schema: Schema,
+	DSN:    DSN,
+	New:    func(db *sql.DB) lab.Processor { return New(db) },
+}
