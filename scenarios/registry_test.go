@@ -136,8 +136,8 @@ func registryProblems(registry []lab.Variant, root, readme string, golden map[st
 			problems = append(problems, fmt.Sprintf("variant named %q is defined in package %s: Name must be its package path", v.Name, pkg))
 		}
 		if v.Correct() {
-			if v.Name != "correct" {
-				problems = append(problems, fmt.Sprintf("%s has no Mistake: only correct may have none", v.Name))
+			if v.Name != "correct" && !strings.HasPrefix(v.Name, "equivalent/") {
+				problems = append(problems, fmt.Sprintf("%s has no Mistake: only correct and equivalent/ handlers may have none", v.Name))
 			}
 			continue
 		}

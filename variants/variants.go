@@ -12,6 +12,7 @@ package variants
 
 import (
 	"idemlab/correct"
+	"idemlab/equivalent/plainbegin"
 	"idemlab/lab"
 	"idemlab/naive/busyasduplicate"
 	"idemlab/naive/checkthenact"
@@ -29,9 +30,12 @@ import (
 )
 
 // All are the rows of the matrix, in order: the correct handler first, then
-// every naive one by name.
+// equivalent/plainbegin, which is correct with a plain BEGIN (the article's
+// point that BEGIN IMMEDIATE is one way, not the only way, to take the write
+// lock first), then every naive one by name.
 var All = []lab.Variant{
 	correct.Variant,
+	plainbegin.Variant,
 	busyasduplicate.Variant,
 	checkthenact.Variant,
 	contenthash.Variant,

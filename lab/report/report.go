@@ -213,8 +213,11 @@ func (rep *Report) Matrix() string {
 	b.WriteString("\n")
 	for _, v := range rep.Variants {
 		mistake := v.Mistake
-		if mistake == "" {
-			mistake = "the inbox row and the credit in one transaction"
+		switch {
+		case v.Name == "correct":
+			mistake = "the inbox row and the credit in one BEGIN IMMEDIATE transaction"
+		case mistake == "":
+			mistake = "no mistake: correct written another way (go doc ./" + v.Name + ")"
 		}
 		b.WriteString(Wrap(fmt.Sprintf("%-*s  %s", nameWidth, v.Name, mistake), nameWidth+2))
 	}
