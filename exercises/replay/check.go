@@ -81,7 +81,7 @@ func (g *receipts) of(e lab.Event) []Receipt {
 func Check(c *exercises.Checker, s Service) {
 	got := &receipts{}
 	v := s.variant(got)
-	c.Scenario(firstAnswer(got), v)
+	c.Scenario(firstAnswer(s, got), v)
 	c.Scenario(answerSurvivesFaults(got), v)
 	c.Matrix(s.Variant(), nil)
 }
@@ -92,11 +92,12 @@ var (
 )
 
 // firstAnswer: evt-1 and then evt-2 credit account 1, and each repeat gets
-// its own first receipt back, whatever the balance is now.
-func firstAnswer(got *receipts) labtest.Scenario {
+// its own first receipt back, whatever the balance is now — also from a
+// new handler on the same database, as after a restart of the service.
+func firstAnswer(s Service, got *receipts) labtest.Scenario {
 	return labtest.Scenario{
 		Name:  "FirstAnswer",
-		Shows: "evt-1, evt-2, then each repeated: every repeat gets the receipt of its first delivery",
+		Shows: "evt-1, evt-2, then each repeated, before and after a restart: every repeat gets the receipt of its first delivery",
 		Run: func(r *labtest.Run) {
 			db := r.Open()
 			for _, step := range []struct {
@@ -112,6 +113,15 @@ func firstAnswer(got *receipts) labtest.Scenario {
 				a := db.Deliver(step.e)
 				if rs := got.of(step.e); a.Err != nil || len(rs) == n || rs[n] != step.want {
 					r.Errorf("%s: Process(%v) = %s, want %+v", a.Session, step.e, describe(a, rs, n), step.want)
+				}
+			}
+			restarted := s.New(db.Pool())
+			for _, want := range []struct {
+				e    lab.Event
+				want Receipt
+			}{{evt1, Receipt{lab.Duplicate, 500}}, {evt2, Receipt{lab.Duplicate, 800}}} {
+				if got, err := restarted.Process(context.Background(), want.e); err != nil || got != want.want {
+					r.Errorf("after a restart (a new handler on the same database): Process(%v) = %+v, %v, want %+v", want.e, got, err, want.want)
 				}
 			}
 		},
