@@ -2,6 +2,6 @@ package markfirst
 
 import "idemlab/exercises"
 
-// Check is the exercise's check: the scenarios Rollback, FaultSweep, held to
-// the correct standard.
-var Check = exercises.Scenarios("Rollback", "FaultSweep")
+// Check is the exercise's check: the whole matrix held to the correct
+// standard, the failures between the mark and the credit first.
+var Check = exercises.Handler([]string{"Rollback", "FaultSweep", "Crash"})

@@ -5,18 +5,36 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
-	"testing"
 
 	"modernc.org/sqlite"
 
 	"idemlab/correct"
+	"idemlab/exercises"
 	"idemlab/lab"
 )
 
-// Check is the exercise's check: the schema is created on one connection of
-// the pool while a delivery runs on another, and the credit must survive
-// closing and reopening the pool, as it survives a restart of the service.
-func Check(t *testing.T, dsn func(path string) string) []string {
+// Variant is the correct handler on dsn: the DSN is the whole exercise.
+func Variant(dsn func(path string) string) lab.Variant {
+	return lab.Variant{Name: "exercises/memory", Mistake: "an exercise", Schema: correct.Schema, DSN: dsn,
+		New: func(db *sql.DB) lab.Processor { return correct.New(db) }}
+}
+
+// Check is the exercise's check: SecondConnection, then the whole matrix
+// held to the correct standard with the correct handler on dsn.
+func Check(c *exercises.Checker, dsn func(path string) string) {
+	if lines := secondConnection(c, dsn); len(lines) > 0 {
+		c.Fail(exercises.Failure{Guarantee: "SecondConnection", Lines: lines,
+			Shows: "the schema made on one connection of the pool, a delivery on another, then the pool closed and reopened: the credit is there"})
+		return // the matrix needs one database that every connection shares
+	}
+	c.Matrix(Variant(dsn), nil)
+}
+
+// secondConnection: the schema is created on one connection of the pool
+// while a delivery runs on another, and the credit must survive closing
+// and reopening the pool, as it survives a restart of the service.
+func secondConnection(c *exercises.Checker, dsn func(path string) string) []string {
+	t := c.T
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	open := func() *sql.DB {

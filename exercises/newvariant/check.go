@@ -2,9 +2,9 @@ package newvariant
 
 import (
 	"fmt"
-	"testing"
 
 	"idemlab/correct"
+	"idemlab/exercises"
 	"idemlab/lab"
 	"idemlab/lab/labtest"
 )
@@ -16,16 +16,40 @@ type Work struct {
 	Scenario labtest.Scenario
 }
 
-// Check is the exercise's check: the scenario holds on correct/ (it asks
-// for nothing the pattern does not give) and fails on the variant (it
-// catches the mistake).
-func Check(t *testing.T, w Work) []string {
-	var failures []string
-	if cell := labtest.RunCell(t, w.Scenario, correct.Variant); !cell.Pass {
-		failures = append(failures, fmt.Sprintf("%s fails on correct/, so it asks for more than the pattern gives: %v", w.Scenario.Name, cell.Failures))
+// Check is the exercise's check. The scenario holds on correct/ (it asks
+// for nothing the pattern does not give, "Fair"), and fails on the variant
+// (it catches the mistake, "Catches"); and the mistake is new: every
+// scenario of the matrix that is not a limit holds on the variant ("New"),
+// so that only the scenario you wrote catches it.
+func Check(c *exercises.Checker, w Work) {
+	sc := w.Scenario
+	if cell := labtest.RunCell(c.T, sc, correct.Variant); !cell.Pass {
+		c.Fail(exercises.Failure{Guarantee: "Fair", Shows: "your scenario holds on correct/: it asks for nothing the pattern does not give",
+			Lines: prefix(sc.Name+" fails on correct/: ", cell.Failures), Transcript: cell.Transcript})
 	}
-	if cell := labtest.RunCell(t, w.Scenario, w.Variant); cell.Pass {
-		failures = append(failures, fmt.Sprintf("%s holds on %s: it does not catch the mistake (%s)", w.Scenario.Name, w.Variant.Name, cell.Detail))
+	if c.Done() {
+		return
 	}
-	return failures
+	if cell := labtest.RunCell(c.T, sc, w.Variant); cell.Pass {
+		c.Failf("Catches", "your scenario fails on your variant: it catches the mistake",
+			"%s holds on %s: it does not catch the mistake %q (%s)", sc.Name, w.Variant.Name, w.Variant.Mistake, cell.Detail)
+	}
+	for _, m := range exercises.NonLimit() {
+		if c.Done() {
+			return
+		}
+		if cell := labtest.RunCell(c.T, m, w.Variant); !cell.Pass {
+			c.Fail(exercises.Failure{Guarantee: "New", Shows: "no scenario of the matrix catches your mistake: it is one nobody has made here yet",
+				Lines: prefix(fmt.Sprintf("the matrix's %s already catches it: ", m.Name), cell.Failures), Transcript: cell.Transcript})
+			return
+		}
+	}
+}
+
+func prefix(p string, lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = p + l
+	}
+	return out
 }

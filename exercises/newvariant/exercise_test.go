@@ -6,4 +6,9 @@ import (
 	"idemlab/exercises"
 )
 
-func TestExercise(t *testing.T) { exercises.Run(t, Check, Work{Variant, Scenario}) }
+func TestExercise(t *testing.T) {
+	exercises.Run(t, Check, Work{Variant: Variant, Scenario: Scenario})
+}
+
+// TestCrashChild is the process the Crash scenario kills.
+func TestCrashChild(t *testing.T) { exercises.CrashChild(t, Variant) }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"testing"
 	"time"
 
 	"idemlab/exercises"
 	"idemlab/lab"
+	"idemlab/lab/labtest"
 )
 
 // Processor is the handler of the exercise.
@@ -19,6 +19,7 @@ type Processor interface {
 // Service is one implementation of the exercise: schema, DSN, handler and
 // purge policy.
 type Service struct {
+	Name   string // the package, as the lab names variants: "exercises/retention"
 	Schema string
 	DSN    func(path string) string
 	New    func(db *sql.DB) Processor
@@ -26,36 +27,113 @@ type Service struct {
 }
 
 // Starting is this package, the exercise's starting point.
-var Starting = Service{Schema: Schema, DSN: DSN, New: func(db *sql.DB) Processor { return New(db) }, Purge: Purge}
+var Starting = Service{Name: "exercises/retention", Schema: Schema, DSN: DSN, New: func(db *sql.DB) Processor { return New(db) }, Purge: Purge}
 
-// Check is the exercise's check: evt-1 delivered, history purged an hour
-// later, evt-1 redelivered an hour after that must be a duplicate; a purge
-// once the redelivery window has passed must free the row.
-func Check(t *testing.T, s Service) []string {
-	ctx := context.Background()
-	db := exercises.OpenDB(t, s.DSN, s.Schema+`; INSERT INTO accounts (id) VALUES (1)`)
-	h := s.New(db)
-	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	e := lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 500}
-	var failures []string
-	fail := func(format string, args ...any) { failures = append(failures, fmt.Sprintf(format, args...)) }
+// t0 is when the check's first event arrives.
+var t0 = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 
-	if got, err := h.Process(ctx, e, t0); err != nil || got != lab.Applied {
-		fail("Process(%v) at t0 = %v, %v, want applied", e, got, err)
+// Variant is s's handler as the lab sees one, with a clock, so that the
+// whole matrix runs on it.
+func (s Service) Variant() lab.Variant { return s.at(func() time.Time { return t0 }) }
+
+// at is s's handler on a clock.
+func (s Service) at(clock func() time.Time) lab.Variant {
+	return lab.Variant{Name: s.Name, Mistake: "an exercise", Schema: s.Schema, DSN: s.DSN,
+		New: func(db *sql.DB) lab.Processor { return clocked{s.New(db), clock} }}
+}
+
+type clocked struct {
+	p     Processor
+	clock func() time.Time
+}
+
+func (c clocked) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) {
+	return c.p.Process(ctx, e, c.clock())
+}
+
+// Check is the exercise's check: PurgeBoundaries, then the whole matrix
+// held to the correct standard.
+func Check(c *exercises.Checker, s Service) {
+	now := t0
+	c.Scenario(purgeBoundaries(s, &now), s.at(func() time.Time { return now }))
+	c.Matrix(s.Variant(), nil)
+}
+
+// purgeBoundaries: an event first delivered at t0 may be redelivered up to
+// t0 + RedeliveryWindow. A purge at each side of each boundary — just
+// after the delivery, an hour later, a second before the window closes, as
+// it closes, a second after — must keep the row while a redelivery is
+// still possible (the redelivery at the window's end is a duplicate), and
+// delete it once it is not. Events of different ages are purged together,
+// so that a purge that keeps or deletes them all is seen too.
+func purgeBoundaries(s Service, now *time.Time) labtest.Scenario {
+	w := RedeliveryWindow
+	return labtest.Scenario{
+		Name:  "PurgeBoundaries",
+		Shows: fmt.Sprintf("a purge a second before, at and after the end of an event's %v redelivery window, and long before it: the row stays exactly while the event can come again", w),
+		Run: func(r *labtest.Run) {
+			ctx := context.Background()
+			for _, at := range []time.Duration{0, time.Second, time.Hour, 24 * time.Hour, w - time.Second, w, w + time.Second, w + time.Hour, 2 * w} {
+				r.Case(fmt.Sprintf("purge at t0+%v", at), func(c *labtest.Run) {
+					db := c.Open()
+					// evt-1 arrives at t0, evt-2 an hour later: at t0+w+1s
+					// the first may go and the second must stay.
+					old := lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 500}
+					young := lab.Event{Source: "provider-a", EventID: "evt-2", AccountID: 1, Amount: 300}
+					*now = t0
+					c.WantOutcome(db.Deliver(old), lab.Applied)
+					*now = t0.Add(time.Hour)
+					c.WantOutcome(db.Deliver(young), lab.Applied)
+					n, err := s.Purge(ctx, db.Pool(), t0.Add(at))
+					if err != nil {
+						c.Errorf("Purge(t0+%v): %v", at, err)
+						return
+					}
+					want := 0
+					for _, e := range []struct {
+						ev      lab.Event
+						arrived time.Duration
+					}{{old, 0}, {young, time.Hour}} {
+						closed := at > e.arrived+w // the window has closed at the purge
+						if closed {
+							want++
+						}
+						kept := keeps(db, e.ev)
+						switch {
+						case kept && closed:
+							c.Errorf("Purge(t0+%v) kept %s, first delivered at t0+%v: its window closed at t0+%v, and history past it must go", at, e.ev.Key(), e.arrived, e.arrived+w)
+						case !kept && !closed:
+							// The provider may still redeliver it, as late
+							// as the window's end: it must be a duplicate.
+							redelivery := t0.Add(max(at, e.arrived+w))
+							*now = redelivery
+							a := db.Deliver(e.ev)
+							c.Errorf("Purge(t0+%v) deleted %s, first delivered at t0+%v: redelivered at t0+%v, within its window, it was %v, want duplicate",
+								at, e.ev.Key(), e.arrived, redelivery.Sub(t0), a)
+						}
+					}
+					if n != int64(want) {
+						c.Errorf("Purge(t0+%v) = %d rows deleted, want %d", at, n, want)
+					}
+					// The lab's invariants tie every balance to the inbox
+					// rows that explain it; after a purge they hold for
+					// what the database still remembers. PurgeInbox says so
+					// (it empties the inbox and takes the balances as the
+					// new baseline).
+					db.PurgeInbox()
+				})
+			}
+		},
 	}
-	if _, err := s.Purge(ctx, db, t0.Add(time.Hour)); err != nil {
-		fail("Purge(t0+1h): %v", err)
+}
+
+// keeps reports whether the inbox still holds e.
+func keeps(db *labtest.DB, e lab.Event) bool {
+	_, inbox := db.State()
+	for _, x := range inbox {
+		if x.Key() == e.Key() {
+			return true
+		}
 	}
-	if got, err := h.Process(ctx, e, t0.Add(2*time.Hour)); err != nil || got != lab.Duplicate {
-		fail("Process(%v) at t0+2h, after Purge(t0+1h) = %v, %v, want duplicate: the provider may redeliver for %v", e, got, err, RedeliveryWindow)
-	}
-	var balance int64
-	if err := db.QueryRow(`SELECT balance FROM accounts WHERE id = 1`).Scan(&balance); err != nil || balance != 500 {
-		fail("balance after the redelivery = %d (%v), want 500", balance, err)
-	}
-	late := t0.Add(RedeliveryWindow + 24*time.Hour)
-	if n, err := s.Purge(ctx, db, late); err != nil || n != 1 {
-		fail("Purge(t0+%v) deleted %d rows (%v), want 1: history past the redelivery window must go", late.Sub(t0), n, err)
-	}
-	return failures
+	return false
 }

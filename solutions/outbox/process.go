@@ -14,8 +14,7 @@ type Handler struct {
 	db *sql.DB
 }
 
-// New returns a handler over db, which must have been opened with
-// outbox.DSN.
+// New returns a handler over db, which must have been opened with DSN.
 func New(db *sql.DB) *Handler { return &Handler{db: db} }
 
 var _ lab.Processor = (*Handler)(nil)

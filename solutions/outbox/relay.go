@@ -64,7 +64,7 @@ func (b *Mailbox) Messages() []outbox.Message { return b.got }
 // Service is this solution, in the shape the exercise's check takes.
 var Service = outbox.Service{
 	Variant: func(outbox.Mailer) lab.Variant {
-		return lab.Variant{Name: "solutions/outbox", Schema: outbox.Schema, DSN: outbox.DSN,
+		return lab.Variant{Name: "solutions/outbox", Schema: Schema, DSN: DSN,
 			New: func(db *sql.DB) lab.Processor { return New(db) }}
 	},
 	Relay:    Relay,

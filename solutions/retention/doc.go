@@ -1,4 +1,5 @@
 // Package retention is the reference solution of the retention exercise:
-// the handler of the starting point is kept as it is, and Purge deletes
-// only the rows whose redelivery window has closed.
+// the handler is the starting point's, copied so that the solution stands
+// on its own whatever state the exercise is in, and Purge deletes only the
+// rows whose redelivery window has closed.
 package retention

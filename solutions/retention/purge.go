@@ -10,7 +10,9 @@ import (
 
 // Purge deletes the inbox rows first delivered more than the redelivery
 // window before now: no provider will send those events again. A younger
-// row must stay, or its redelivery would be credited a second time.
+// row must stay, or its redelivery would be credited a second time; a row
+// exactly as old as the window stays too, because the provider may
+// redeliver up to the window's end.
 func Purge(ctx context.Context, db *sql.DB, now time.Time) (int64, error) {
 	res, err := db.ExecContext(ctx, `DELETE FROM inbox WHERE received < ?`,
 		now.Add(-retention.RedeliveryWindow).Unix())
@@ -22,8 +24,9 @@ func Purge(ctx context.Context, db *sql.DB, now time.Time) (int64, error) {
 
 // Service is this solution, in the shape the exercise's check takes.
 var Service = retention.Service{
-	Schema: retention.Schema,
-	DSN:    retention.DSN,
-	New:    retention.Starting.New,
+	Name:   "solutions/retention",
+	Schema: Schema,
+	DSN:    DSN,
+	New:    func(db *sql.DB) retention.Processor { return New(db) },
 	Purge:  Purge,
 }
