@@ -1,6 +1,6 @@
 package businesskey
 
-import "fmt"
+import "net/url"
 
 // Schema creates the orders and the inbox of payment events.
 const Schema = `
@@ -19,6 +19,10 @@ CREATE TABLE inbox (
 `
 
 // DSN returns the connection string for the database file at path.
+//
+// The path is escaped: the DSN is a URI, where a '?' would start the
+// settings, a '#' end them and a '%' begin an escape, so an unescaped file
+// name holding one would open another file without the settings.
 func DSN(path string) string {
-	return fmt.Sprintf("file:%s?_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_txlock=immediate", path)
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_txlock=immediate"
 }

@@ -30,7 +30,7 @@ var memoryFixes = []struct {
 			return "file:/ledger.db?vfs=memdb&_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_txlock=immediate"
 		}, []string{"SecondConnection"}},
 	{"file-without-foreign-keys", "a file, but the DSN's pragmas dropped with the :memory:",
-		func(path string) string { return "file:" + path + "?_txlock=immediate&_pragma=busy_timeout(5000)" }, []string{"UnknownAccount"}},
+		func(path string) string { return "file:" + path + "?_txlock=immediate&_pragma=busy_timeout(5000)" }, []string{"UnknownAccount", "SchemaGuards"}},
 	{"file-without-busy-timeout", "a file, but no busy_timeout: contention fails at once",
 		func(path string) string { return "file:" + path + "?_pragma=foreign_keys(1)&_txlock=immediate" }, []string{"Concurrent", "LockTimeout", "Race", "ConflictRace"}},
 }

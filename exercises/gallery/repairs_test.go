@@ -25,7 +25,7 @@ func (w wrongFix) variant() lab.Variant { return w.fix.variant("gallery/" + w.na
 var repairs = []wrongFix{
 	// Exercise 1: the key lives in three places.
 	{"sourcescope/key-and-target-not-lookup", "the key and the ON CONFLICT target fixed, the lookup of the stored payload still by event_id: provider-b's repeat is compared with provider-a's row",
-		ledger{lookup: `SELECT account_id, amount FROM inbox WHERE event_id = ?2 AND ?1 IS NOT NULL`}, sourcescope.Check, []string{"SecondSourceRepeat"}},
+		ledger{lookup: `SELECT account_id, amount FROM inbox WHERE event_id = ?2 AND ?1 IS NOT NULL`}, sourcescope.Check, []string{"SourceScope", "SecondSourceRepeat"}},
 	{"sourcescope/target-and-lookup-not-key", "ON CONFLICT (source, event_id) and the lookup fixed, the schema's key still event_id alone: no constraint matches the ON CONFLICT target",
 		ledger{schema: key("event_id")}, sourcescope.Check, []string{"SourceScope"}},
 	{"sourcescope/source-in-the-id", "the schema untouched, the source folded into event_id ('provider-b:evt-1'): the inbox no longer says which event it holds",

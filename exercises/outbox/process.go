@@ -49,10 +49,8 @@ func (h *Handler) Process(ctx context.Context, e lab.Event) (lab.Outcome, error)
 
 	outcome := lab.Applied
 	if inserted == 1 {
-		if _, err := tx.ExecContext(ctx, `
-			UPDATE accounts SET balance = balance + ? WHERE id = ?`,
-			e.Amount, e.AccountID); err != nil {
-			return 0, lab.Classify(err)
+		if err := credit(ctx, tx, e); err != nil {
+			return 0, err
 		}
 		if err := h.mailer.Send(ctx, Receipt(e)); err != nil {
 			return 0, err
@@ -76,4 +74,25 @@ func (h *Handler) Process(ctx context.Context, e lab.Event) (lab.Outcome, error)
 		return 0, lab.Classify(err)
 	}
 	return outcome, nil
+}
+
+// credit adds e's amount to its account, on the transaction (or, for a
+// handler that writes outside one, on the pool). The foreign key already
+// refused an event for a missing account; an UPDATE that still changes no
+// row means the database does not enforce it (a connection without
+// foreign_keys), and the event must not be answered "applied" for a credit
+// that went nowhere.
+func credit(ctx context.Context, db interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}, e lab.Event) error {
+	res, err := db.ExecContext(ctx, `
+		UPDATE accounts SET balance = balance + ? WHERE id = ?`,
+		e.Amount, e.AccountID)
+	if err != nil {
+		return lab.Classify(err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("%w: crediting account %d changed no row", lab.ErrUnknownAccount, e.AccountID)
+	}
+	return nil
 }

@@ -1,6 +1,6 @@
 package outbox
 
-import "fmt"
+import "net/url"
 
 // Schema creates the two tables. STRICT makes SQLite refuse a value that
 // does not convert to the column's type without loss (2.5 or 'ten' into an
@@ -41,6 +41,10 @@ CREATE TABLE outbox (
 //     SQLITE_BUSY;
 //   - _txlock=immediate: every transaction starts with BEGIN IMMEDIATE and
 //     takes the write lock before it reads.
+//
+// The path is escaped: the DSN is a URI, where a '?' would start the
+// settings, a '#' end them and a '%' begin an escape, so an unescaped file
+// name holding one would open another file without the settings.
 func DSN(path string) string {
-	return fmt.Sprintf("file:%s?_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_txlock=immediate", path)
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_txlock=immediate"
 }
