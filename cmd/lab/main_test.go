@@ -77,7 +77,7 @@ func TestResolveVariant(t *testing.T) {
 	for _, arg := range []string{"", "naive", "naive/", "naive/a/b", "nosuch", "..", "/abs", "naive/checkthenact2"} {
 		got, err := resolveVariant(arg)
 		var ue *usageError
-		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "correct, naive/busyasduplicate") {
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "variants are: correct, ") || !strings.Contains(err.Error(), "naive/busyasduplicate") {
 			t.Errorf("resolveVariant(%q) = %q, %v, want a usage error listing the variants", arg, got, err)
 		}
 	}

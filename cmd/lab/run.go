@@ -84,7 +84,7 @@ func tail(out []byte, n int) string {
 
 // resolveVariant turns a variant as typed on the command line into its name
 // in the registry (package variants): "correct", "naive/checkthenact", given
-// with or without the naive/ prefix, and with a leading ./ or a trailing
+// with or without the naive/ or equivalent/ prefix, and with a leading ./ or a trailing
 // slash, as a shell's completion leaves them. An unknown name is a usage
 // error that lists the variants there are.
 func resolveVariant(arg string) (string, error) {
@@ -92,7 +92,7 @@ func resolveVariant(arg string) (string, error) {
 	if name == "" {
 		return "", badArgf("empty variant name; variants are: %s", strings.Join(registered(), ", "))
 	}
-	for _, candidate := range []string{name, "naive/" + name} {
+	for _, candidate := range []string{name, "naive/" + name, "equivalent/" + name} {
 		if slices.Contains(registered(), candidate) {
 			return candidate, nil
 		}
