@@ -88,3 +88,21 @@ func spread(events []lab.Event, n int) [][]lab.Event {
 	}
 	return sessions
 }
+
+// CommitWait holds a read transaction on another connection, in
+// rollback-journal mode, across a delivery: the delivery takes the write
+// lock and writes, but its COMMIT must wait for the reader, and the reader
+// outlasts the busy timeout. The COMMIT fails: the answer is busy, nothing
+// is kept (the failed COMMIT rolled back), and once the reader is gone the
+// redelivery applies.
+func CommitWait(r *labtest.Run) {
+	db := r.Open()
+	e := credit("evt-10", 500)
+	release := db.HoldReadLock()
+	r.WantError(db.Deliver(e), lab.ErrBusy)
+	release()
+	r.WantInbox(db, 0)
+	r.WantOutcome(db.Deliver(e), lab.Applied)
+	r.WantBalance(db, 1, 500)
+	r.Notef("a reader held its lock past the busy timeout: the COMMIT answered busy, nothing kept; the retry applied")
+}

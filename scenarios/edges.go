@@ -59,15 +59,20 @@ func replaceArg(old, new any) func(args []driver.NamedValue) {
 // Edges delivers the events that sit exactly on the limits, which must
 // apply, and the first ones past them, which must not: an amount of
 // exactly MaxAmount, keys of exactly MaxKeyBytes, a credit that lands a
-// balance exactly on MaxBalance, and one unit more. A limit moved by one,
-// in the validation or in the schema, fails here.
+// balance exactly on MaxBalance, and one unit more; and a repeat for the
+// account at its cap, which is a duplicate. A limit moved by one, in the
+// validation or in the schema, fails here.
 func Edges(r *labtest.Run) {
 	db := r.Open(labtest.Account{ID: 1}, labtest.Account{ID: 2, Balance: lab.MaxBalance - lab.MaxAmount})
 	longest := strings.Repeat("k", lab.MaxKeyBytes)
 	r.WantOutcome(db.Deliver(credit("evt-max", lab.MaxAmount)), lab.Applied)
 	r.WantOutcome(db.Deliver(lab.Event{Source: longest, EventID: longest, AccountID: 1, Amount: 1}), lab.Applied)
-	r.WantOutcome(db.Deliver(lab.Event{Source: "provider-a", EventID: "evt-to-cap", AccountID: 2, Amount: lab.MaxAmount}), lab.Applied)
+	toCap := lab.Event{Source: "provider-a", EventID: "evt-to-cap", AccountID: 2, Amount: lab.MaxAmount}
+	r.WantOutcome(db.Deliver(toCap), lab.Applied)
 	r.WantBalance(db, 2, lab.MaxBalance)
+	// A repeat for an account at its cap is still a duplicate: a handler
+	// that credits before it checks would hit the cap and answer an error.
+	r.WantOutcome(db.Deliver(toCap), lab.Duplicate)
 	r.WantError(db.Deliver(lab.Event{Source: "provider-a", EventID: "evt-past-cap", AccountID: 2, Amount: 1}), lab.ErrInvalidEvent)
 	r.WantError(db.Deliver(lab.Event{Source: "provider-a", EventID: "evt-over", AccountID: 1, Amount: lab.MaxAmount + 1}), lab.ErrInvalidEvent)
 	r.WantBalance(db, 1, lab.MaxAmount+1)

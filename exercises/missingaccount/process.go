@@ -65,8 +65,8 @@ func (h *Handler) Process(ctx context.Context, e lab.Event) (lab.Outcome, error)
 		outcome = lab.Duplicate
 	}
 
-	if err := tx.Commit(); err != nil {
-		return 0, lab.Classify(err)
+	if err := commit(ctx, tx); err != nil {
+		return 0, err
 	}
 	return outcome, nil
 }
@@ -88,6 +88,21 @@ func credit(ctx context.Context, db interface {
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return fmt.Errorf("%w: crediting account %d changed no row", lab.ErrUnknownAccount, e.AccountID)
+	}
+	return nil
+}
+
+// commit commits tx. A caller who gave up first leaves database/sql to roll
+// the transaction back on its own, and Commit may then report only that
+// the transaction is already done (sql.ErrTxDone), which would read as
+// "other error". The caller's context says what happened: the answer is
+// busy, and nothing was committed.
+func commit(ctx context.Context, tx *sql.Tx) error {
+	if err := tx.Commit(); err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w: %w", ctx.Err(), err)
+		}
+		return lab.Classify(err)
 	}
 	return nil
 }

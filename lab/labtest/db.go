@@ -45,10 +45,11 @@ type DB struct {
 	answers []Answer
 
 	// Also guarded by mu: what each session has open (see deliver).
-	txs     map[string][]*openTx // open transactions, per session
-	txEnded sync.Cond            // signalled when a transaction ends; on mu
-	busy    map[string]int       // sessions inside Process
-	blinded map[string]bool      // sessions already reported by blind
+	txs     map[string][]*openTx          // open transactions, per session
+	txEnded sync.Cond                     // signalled when a transaction ends; on mu
+	busy    map[string]int                // sessions inside Process
+	cancels map[string]context.CancelFunc // each delivery's caller, for Fault.Cancel
+	blinded map[string]bool               // sessions already reported by blind
 }
 
 // Open creates a fresh database for the run's variant, seeded with accounts
@@ -114,6 +115,7 @@ func (r *Run) attach(path string, wal bool) *DB {
 		steps:   map[string]int{},
 		txs:     map[string][]*openTx{},
 		busy:    map[string]int{},
+		cancels: map[string]context.CancelFunc{},
 		blinded: map[string]bool{},
 	}
 	db.txEnded.L = &db.mu
@@ -391,6 +393,16 @@ func (db *DB) after(ctx context.Context, s *Stmt, r *StmtResult) error {
 	if f.crash {
 		db.die(s, After)
 	}
+	if f.Cancel {
+		db.mu.Lock()
+		cancel := db.cancels[s.Session]
+		db.mu.Unlock()
+		if cancel != nil {
+			cancel()
+		}
+		db.run.Transcript.Note(s.Session, "the caller cancels", "<"+f.String()+">")
+		return nil
+	}
 	err := f.failure(s)
 	db.run.Transcript.Note(s.Session, "the handler is told", "error: "+err.Error())
 	return err
@@ -442,14 +454,32 @@ func (db *DB) AttemptWithin(e lab.Event, d time.Duration) Answer {
 	return db.deliver(db.run.nextSession(), e, d)
 }
 
+// AttemptCancelled is Attempt by a caller that gave up before the call: the
+// context is already cancelled. The handler must answer busy and write
+// nothing.
+func (db *DB) AttemptCancelled(e lab.Event) Answer {
+	return db.deliver(db.run.nextSession(), e, -1)
+}
+
 // deliver runs one delivery on a session and logs it. A timeout of 0 means
-// none.
+// none; a negative one, a context cancelled before the call.
 func (db *DB) deliver(session string, e lab.Event, timeout time.Duration) Answer {
 	ctx, cancel := context.WithCancel(context.Background())
 	if timeout > 0 {
 		ctx, cancel = context.WithTimeout(context.Background(), timeout)
 	}
 	defer cancel()
+	if timeout < 0 {
+		cancel()
+	}
+	db.mu.Lock()
+	db.cancels[session] = cancel
+	db.mu.Unlock()
+	defer func() {
+		db.mu.Lock()
+		delete(db.cancels, session)
+		db.mu.Unlock()
+	}()
 	// A cancellable context makes modernc wait for locks on a Go timer,
 	// which the synctest bubble sees as durably blocked (see scheduler.go).
 	ctx = WithSession(ctx, session)
@@ -524,6 +554,34 @@ func (db *DB) HoldWriteLock() (release func()) {
 		}
 		c.Close()
 		db.run.Transcript.Note("other", "ROLLBACK", "releases the write lock")
+	}
+}
+
+// HoldReadLock opens a read transaction on a connection of its own, as a
+// reporting query in another process would, and returns the function that
+// ends it. In rollback-journal mode its SHARED lock lets a writer start but
+// not commit: the writer's COMMIT waits for it, up to the busy timeout.
+func (db *DB) HoldReadLock() (release func()) {
+	db.run.tb.Helper()
+	ctx := context.Background()
+	c, err := db.sql.Conn(ctx)
+	if err != nil {
+		db.run.tb.Fatalf("HoldReadLock: %v", err)
+	}
+	if _, err := c.ExecContext(ctx, "BEGIN DEFERRED"); err != nil {
+		db.run.tb.Fatalf("HoldReadLock: BEGIN: %v", err)
+	}
+	var n int
+	if err := c.QueryRowContext(ctx, "SELECT count(*) FROM accounts").Scan(&n); err != nil {
+		db.run.tb.Fatalf("HoldReadLock: SELECT: %v", err)
+	}
+	db.run.Transcript.Note("other", "BEGIN; SELECT count(*) FROM accounts", "holds a read lock")
+	return func() {
+		if _, err := c.ExecContext(ctx, "ROLLBACK"); err != nil {
+			db.run.tb.Fatalf("HoldReadLock release: %v", err)
+		}
+		c.Close()
+		db.run.Transcript.Note("other", "ROLLBACK", "releases the read lock")
 	}
 }
 

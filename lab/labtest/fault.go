@@ -56,6 +56,11 @@ type Fault struct {
 	// the database, such as a unit conversion that produces 0.
 	Rewrite func(args []driver.NamedValue)
 
+	// Cancel, when set, turns the fault into the caller giving up: on side
+	// After, the statement's result stands and the delivery's context is
+	// cancelled, so that the handler's next call finds it done.
+	Cancel bool
+
 	crash bool // kill the process instead (crash children only; see Crash)
 	spent bool
 	fired int
@@ -93,6 +98,9 @@ func (f *Fault) String() string {
 	}
 	if f.Rewrite != nil {
 		kind = "argument rewrite"
+	}
+	if f.Cancel {
+		kind = "cancellation"
 	}
 	return fmt.Sprintf("%s %s %s", kind, f.When, what)
 }

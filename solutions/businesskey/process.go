@@ -3,6 +3,7 @@ package businesskey
 import (
 	"context"
 	"database/sql"
+	"fmt"
 
 	"idemlab/exercises/businesskey"
 	"idemlab/lab"
@@ -62,8 +63,23 @@ func (h *Handler) Process(ctx context.Context, p businesskey.Payment) (lab.Outco
 		}
 		outcome = lab.Applied
 	}
-	if err := tx.Commit(); err != nil {
-		return 0, lab.Classify(err)
+	if err := commit(ctx, tx); err != nil {
+		return 0, err
 	}
 	return outcome, nil
+}
+
+// commit commits tx. A caller who gave up first leaves database/sql to roll
+// the transaction back on its own, and Commit may then report only that
+// the transaction is already done (sql.ErrTxDone), which would read as
+// "other error". The caller's context says what happened: the answer is
+// busy, and nothing was committed.
+func commit(ctx context.Context, tx *sql.Tx) error {
+	if err := tx.Commit(); err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w: %w", ctx.Err(), err)
+		}
+		return lab.Classify(err)
+	}
+	return nil
 }
