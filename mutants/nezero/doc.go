@@ -1,0 +1,9 @@
+// Package nezero is a mutant of correct/ for mutation testing of the
+// scenario matrix: correct/ with one change in process.go:
+//
+//	`inserted == 1` → `inserted != 0`
+//
+// See mutants/REPORT.md for which scenarios kill it.
+//
+//	diff -u correct/process.go mutants/nezero/process.go
+package nezero

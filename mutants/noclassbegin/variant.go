@@ -1,0 +1,16 @@
+package noclassbegin
+
+import (
+	"database/sql"
+
+	"idemlab/lab"
+)
+
+// Variant describes this package to the lab.
+var Variant = lab.Variant{
+	Name:    "mutants/noclassbegin",
+	Mistake: "lab.Classify dropped on the BEGIN error path",
+	Schema:  Schema,
+	DSN:     DSN,
+	New:     func(db *sql.DB) lab.Processor { return New(db) },
+}

@@ -1,0 +1,9 @@
+// Package noclassupdate is a mutant of correct/ for mutation testing of the
+// scenario matrix: correct/ with one change in process.go:
+//
+//	lab.Classify dropped on the credit UPDATE error path
+//
+// See mutants/REPORT.md for which scenarios kill it.
+//
+//	diff -u correct/process.go mutants/noclassupdate/process.go
+package noclassupdate

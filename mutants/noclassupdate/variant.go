@@ -1,0 +1,16 @@
+package noclassupdate
+
+import (
+	"database/sql"
+
+	"idemlab/lab"
+)
+
+// Variant describes this package to the lab.
+var Variant = lab.Variant{
+	Name:    "mutants/noclassupdate",
+	Mistake: "lab.Classify dropped on the credit UPDATE error path",
+	Schema:  Schema,
+	DSN:     DSN,
+	New:     func(db *sql.DB) lab.Processor { return New(db) },
+}
