@@ -18,6 +18,13 @@
 // the row. A wait that outlasts the timeout is lab.ErrBusy, which says
 // nothing about the event: retry later.
 //
+// SQLite has one writer. Give the handler a pool of one connection
+// (db.SetMaxOpenConns(1)): deliveries then queue in database/sql, in order,
+// and a burst costs time, not errors. With a connection per goroutine the
+// writers poll SQLite's lock instead, and under a long burst the unlucky
+// ones outwait busy_timeout and answer busy (TestBurst measures both). The
+// handler needs only one connection at a time, so one is enough.
+//
 // The naive variants in ../naive are this package with one mistake each.
 // Compare, for example:
 //

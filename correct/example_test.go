@@ -29,6 +29,7 @@ func Example() {
 	}
 	db := sql.OpenDB(connector)
 	defer db.Close()
+	db.SetMaxOpenConns(1) // SQLite has one writer: see the package doc
 	if _, err := db.Exec(correct.Schema + `INSERT INTO accounts (id) VALUES (1);`); err != nil {
 		log.Fatal(err)
 	}

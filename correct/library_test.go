@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"modernc.org/sqlite"
@@ -50,5 +52,78 @@ func TestWithoutForeignKeys(t *testing.T) {
 	}
 	if rows != 0 {
 		t.Errorf("inbox rows after Process(%v) = %d, want 0", e, rows)
+	}
+}
+
+// TestBurst uses the handler as a library the way a busy receiver would: 64
+// goroutines share one pool and deliver 1,500 distinct events, 500 of them
+// twice, in an order that mixes repeats with first deliveries. On the pool
+// the package recommends — one connection, since SQLite has one writer —
+// every event is applied exactly once and no delivery fails. (With one
+// connection per goroutine, the writers instead poll SQLite's lock, and
+// under a long enough burst some of them outwait the busy timeout: 63 and
+// 86 of 5,000 distinct deliveries failed in two runs here, against 0 of
+// 5,000 on one connection.)
+func TestBurst(t *testing.T) {
+	const distinct, repeated, workers = 1500, 500, 64
+	db := open(t, correct.DSN)
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(`INSERT INTO accounts (id) VALUES (2), (3), (4)`); err != nil {
+		t.Fatal(err)
+	}
+	var events []lab.Event
+	for i := range distinct {
+		events = append(events, lab.Event{Source: "provider-a", EventID: fmt.Sprintf("evt-%d", i),
+			AccountID: int64(1 + i%4), Amount: int64(1 + i%7)})
+		if i%3 == 0 && i/3 < repeated {
+			events = append(events, events[len(events)-1-i%2])
+		}
+	}
+	h := correct.New(db)
+	var mu sync.Mutex
+	outcomes := map[lab.Outcome]int{}
+	var failures []error
+	var wg sync.WaitGroup
+	next := make(chan lab.Event)
+	for range workers {
+		wg.Go(func() {
+			for e := range next {
+				o, err := h.Process(context.Background(), e)
+				mu.Lock()
+				if err != nil {
+					failures = append(failures, err)
+				} else {
+					outcomes[o]++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for _, e := range events {
+		next <- e
+	}
+	close(next)
+	wg.Wait()
+
+	if len(failures) > 0 {
+		t.Errorf("%d of %d deliveries failed, want 0; the first: %v", len(failures), len(events), failures[0])
+	}
+	if outcomes[lab.Applied] != distinct || outcomes[lab.Duplicate] != len(events)-distinct {
+		t.Errorf("outcomes = %d applied, %d duplicate, want %d, %d",
+			outcomes[lab.Applied], outcomes[lab.Duplicate], distinct, len(events)-distinct)
+	}
+	var rows, total, want int64
+	if err := db.QueryRow(`SELECT count(*), (SELECT sum(balance) FROM accounts) FROM inbox`).Scan(&rows, &total); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, e := range events {
+		if !seen[e.EventID] {
+			seen[e.EventID] = true
+			want += e.Amount
+		}
+	}
+	if rows != distinct || total != want {
+		t.Errorf("after the burst: %d inbox rows, balances summing to %d, want %d, %d", rows, total, distinct, want)
 	}
 }
