@@ -292,6 +292,14 @@ func (db *DB) before(ctx context.Context, s *Stmt) error {
 	if f.crash {
 		db.die(s, Before)
 	}
+	if f.Cancel {
+		db.mu.Lock()
+		cancel := db.cancels[s.Session]
+		db.mu.Unlock()
+		if cancel != nil {
+			cancel()
+		}
+	}
 	if f.Rewrite != nil {
 		was := s.Text()
 		f.Rewrite(s.Args)

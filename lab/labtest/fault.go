@@ -56,9 +56,13 @@ type Fault struct {
 	// the database, such as a unit conversion that produces 0.
 	Rewrite func(args []driver.NamedValue)
 
-	// Cancel, when set, turns the fault into the caller giving up: on side
-	// After, the statement's result stands and the delivery's context is
-	// cancelled, so that the handler's next call finds it done.
+	// Cancel, when set, makes the fault the caller giving up: the
+	// delivery's context is cancelled. On side After, the statement's
+	// result stands and the handler's next call finds the context done. On
+	// side Before, the caller gives up as the statement starts: it does not
+	// run, and the handler gets Err, standing for what database/sql reports
+	// then (for a COMMIT that lost the race with database/sql's own
+	// rollback, sql.ErrTxDone).
 	Cancel bool
 
 	crash bool // kill the process instead (crash children only; see Crash)
