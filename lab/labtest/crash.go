@@ -27,8 +27,8 @@ import (
 // crashEnv carries the crash spec from parent to child.
 const crashEnv = "IDEMLAB_CRASH_CHILD"
 
-// CrashChildTest is the name of the test that must call CrashChild.
-const CrashChildTest = "TestCrashChild"
+// crashChildTest is the name of the test that must call CrashChild.
+const crashChildTest = "TestCrashChild"
 
 // crashSpec is what the child must do.
 type crashSpec struct {
@@ -73,7 +73,7 @@ func (db *DB) Crash(e lab.Event, when When, n int) (killed bool, a Answer) {
 	if err := db.sql.Close(); err != nil {
 		tb.Fatalf("closing before the crash: %v", err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^"+CrashChildTest+"$", "-test.count=1")
+	cmd := exec.Command(os.Args[0], "-test.run=^"+crashChildTest+"$", "-test.count=1")
 	cmd.Env = append(os.Environ(), crashEnv+"="+string(spec))
 	cmd.Stdout, cmd.Stderr = out, out
 	runErr := cmd.Run()
@@ -121,7 +121,7 @@ func (db *DB) reopen() {
 	db.proc = db.run.Variant.New(db.sql)
 }
 
-// CrashChild is the child side of Crash. A test named CrashChildTest calls
+// CrashChild is the child side of Crash. A test named crashChildTest calls
 // it with every variant; outside a crash child it skips. In a child it opens
 // the database the parent prepared, delivers the event with a crash fault in
 // place, and either dies at the fault or prints its transcript and answer.
@@ -161,7 +161,7 @@ func CrashChild(t *testing.T, variants []lab.Variant) {
 }
 
 // die prints the transcript so far and kills the process.
-func (db *DB) die(s *Stmt, w When) {
+func (db *DB) die(s *stmt, w When) {
 	if w == Before {
 		db.run.Transcript.StepNote(s, "<killed before it ran>")
 	} else {

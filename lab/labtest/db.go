@@ -274,7 +274,7 @@ func (db *DB) Lift() {
 // before is called by the driver before each step of a session: it numbers
 // the step, parks it if the scheduler runs this session, and applies a fault
 // that matches it.
-func (db *DB) before(ctx context.Context, s *Stmt) error {
+func (db *DB) before(ctx context.Context, s *stmt) error {
 	db.mu.Lock()
 	db.steps[s.Session]++
 	s.N = db.steps[s.Session]
@@ -307,7 +307,7 @@ func (db *DB) before(ctx context.Context, s *Stmt) error {
 		return nil
 	}
 	err := f.failure(s)
-	db.run.Transcript.Step(s, &StmtResult{Err: err, Rows: -1, NotRun: true})
+	db.run.Transcript.Step(s, &stmtResult{Err: err, Rows: -1, NotRun: true})
 	return err
 }
 
@@ -319,7 +319,7 @@ type openTx struct{ ctx context.Context }
 func (db *DB) began(ctx context.Context) *openTx {
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	session := SessionOf(ctx)
+	session := sessionOf(ctx)
 	tx := &openTx{ctx: ctx}
 	db.txs[session] = append(db.txs[session], tx)
 	return tx
@@ -331,7 +331,7 @@ func (db *DB) began(ctx context.Context) *openTx {
 func (db *DB) ended(tx *openTx) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	session := SessionOf(tx.ctx)
+	session := sessionOf(tx.ctx)
 	if i := slices.Index(db.txs[session], tx); i >= 0 {
 		db.txs[session] = slices.Delete(db.txs[session], i, i+1)
 	}
@@ -354,7 +354,7 @@ func (db *DB) blind(ctx context.Context) error {
 	if ctx.Done() != nil {
 		return nil
 	}
-	who := SessionOf(ctx)
+	who := sessionOf(ctx)
 	db.mu.Lock()
 	if who == "" {
 		for name := range db.busy {
@@ -373,7 +373,7 @@ func (db *DB) blind(ctx context.Context) error {
 		return nil // the lab's own reads
 	}
 	what := "called the database with a context that is never done (context.Background(), context.TODO() or context.WithoutCancel)"
-	if SessionOf(ctx) == "" {
+	if sessionOf(ctx) == "" {
 		what = "called the database without the delivery's context (context.Background(), context.TODO(), or a call without a context)"
 	}
 	err := fmt.Errorf("lab: %s: %s: SQLite would wait for a lock in real time, unseen by the lab and deaf to the caller's deadline; pass Process's ctx", who, what)
@@ -385,7 +385,7 @@ func (db *DB) blind(ctx context.Context) error {
 
 // after is called by the driver after each step: it logs the step and applies
 // a fault that matches it.
-func (db *DB) after(ctx context.Context, s *Stmt, r *StmtResult) error {
+func (db *DB) after(ctx context.Context, s *stmt, r *stmtResult) error {
 	db.run.Transcript.Step(s, r)
 	db.mu.Lock()
 	if db.sched != nil {
@@ -418,7 +418,7 @@ func (db *DB) after(ctx context.Context, s *Stmt, r *StmtResult) error {
 
 // fault finds the first fault matching s on side w and spends it if it is
 // one-shot.
-func (db *DB) fault(w When, s *Stmt) *Fault {
+func (db *DB) fault(w When, s *stmt) *Fault {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	for _, f := range db.faults {
@@ -490,7 +490,7 @@ func (db *DB) deliver(session string, e lab.Event, timeout time.Duration) Answer
 	}()
 	// A cancellable context makes modernc wait for locks on a Go timer,
 	// which the synctest bubble sees as durably blocked (see scheduler.go).
-	ctx = WithSession(ctx, session)
+	ctx = withSession(ctx, session)
 	ctx = withLog(ctx, &db.run.Transcript, session)
 	db.run.Transcript.Note(session, "deliver "+e.String(), "")
 	db.mu.Lock()

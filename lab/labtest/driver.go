@@ -15,13 +15,13 @@ import (
 // scheduler. The variant code above it is unchanged production code: it only
 // ever sees database/sql.
 //
-// Only calls whose context carries a session (WithSession) are hooked; the
+// Only calls whose context carries a session (withSession) are hooked; the
 // lab's own reads of the database pass straight through.
 
 // stepper is what the connector calls around each step of a session.
 type stepper interface {
-	before(ctx context.Context, s *Stmt) error
-	after(ctx context.Context, s *Stmt, r *StmtResult) error
+	before(ctx context.Context, s *stmt) error
+	after(ctx context.Context, s *stmt, r *stmtResult) error
 	// pageLimit is the max_page_count every connection must have before its
 	// next step: 0 for none. It is how a full disk is simulated.
 	pageLimit() int64
@@ -132,7 +132,7 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 	if err == nil {
 		open = c.c.hooks.began(ctx)
 	}
-	if err := c.c.hooks.after(ctx, s, &StmtResult{Err: err, Rows: -1, InTx: err == nil}); err != nil {
+	if err := c.c.hooks.after(ctx, s, &stmtResult{Err: err, Rows: -1, InTx: err == nil}); err != nil {
 		if tx != nil {
 			tx.Rollback() // an injected failure after BEGIN must not leave it open
 			c.c.hooks.ended(open)
@@ -187,7 +187,7 @@ func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
 // before prepares a step of a session: the connection gets the page limit
 // the lab asks for, then the hooks see the statement (and may park or fail
 // it).
-func (c *conn) before(ctx context.Context, s *Stmt) error {
+func (c *conn) before(ctx context.Context, s *stmt) error {
 	if err := c.c.hooks.blind(ctx); err != nil {
 		return err
 	}
@@ -210,7 +210,7 @@ func (c *conn) exec(ctx context.Context, query string, args []driver.NamedValue,
 		return nil, err
 	}
 	res, err := run(s.Args)
-	r := &StmtResult{Err: err, Rows: -1, InTx: c.inTx}
+	r := &stmtResult{Err: err, Rows: -1, InTx: c.inTx}
 	if err == nil {
 		r.RowsAffected, _ = res.RowsAffected()
 	}
@@ -234,7 +234,7 @@ func (c *conn) query(ctx context.Context, query string, args []driver.NamedValue
 		return nil, err
 	}
 	rows, err := run(s.Args)
-	r := &StmtResult{Err: err, InTx: c.inTx}
+	r := &stmtResult{Err: err, InTx: c.inTx}
 	if err := c.c.hooks.after(ctx, s, r); err != nil {
 		if rows != nil {
 			rows.Close()
@@ -293,8 +293,8 @@ func (t *hookedTx) Rollback() error {
 }
 
 // finish calls the after hook for a statement that ends a transaction.
-func (c *connector) finish(ctx context.Context, s *Stmt, err error) error {
-	if hookErr := c.hooks.after(ctx, s, &StmtResult{Err: err, Rows: -1}); hookErr != nil {
+func (c *connector) finish(ctx context.Context, s *stmt, err error) error {
+	if hookErr := c.hooks.after(ctx, s, &stmtResult{Err: err, Rows: -1}); hookErr != nil {
 		return hookErr
 	}
 	return err
@@ -312,11 +312,11 @@ func (s *hookedStmt) Close() error  { return s.base.Close() }
 func (s *hookedStmt) NumInput() int { return s.base.NumInput() }
 
 func (s *hookedStmt) Exec(args []driver.Value) (driver.Result, error) {
-	return nil, errors.New("lab: Stmt.Exec without a context is not supported")
+	return nil, errors.New("lab: stmt.Exec without a context is not supported")
 }
 
 func (s *hookedStmt) Query(args []driver.Value) (driver.Rows, error) {
-	return nil, errors.New("lab: Stmt.Query without a context is not supported")
+	return nil, errors.New("lab: stmt.Query without a context is not supported")
 }
 
 func (s *hookedStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
@@ -334,7 +334,7 @@ func (s *hookedStmt) QueryContext(ctx context.Context, args []driver.NamedValue)
 // hookedRows remembers what a SELECT returned, for the transcript.
 type hookedRows struct {
 	base driver.Rows
-	r    *StmtResult
+	r    *stmtResult
 	seen int
 }
 
@@ -357,7 +357,7 @@ func (r *hookedRows) Next(dest []driver.Value) error {
 }
 
 // describe renders a statement's result the way a transcript shows it.
-func (r *StmtResult) describe(op Op) string {
+func (r *stmtResult) describe(op Op) string {
 	switch {
 	case r.NotRun:
 		return "not run: " + r.Err.Error()

@@ -76,7 +76,7 @@ type Fault struct {
 func (f *Fault) Fired() int { return f.fired }
 
 // matches reports whether f strikes s on side w.
-func (f *Fault) matches(w When, s *Stmt) bool {
+func (f *Fault) matches(w When, s *stmt) bool {
 	return !f.spent && f.When == w &&
 		(f.Op == "" || f.Op == s.Op) &&
 		(f.Table == "" || f.Table == s.Table) &&
@@ -110,7 +110,7 @@ func (f *Fault) String() string {
 }
 
 // failure is the error the handler sees when f strikes s.
-func (f *Fault) failure(s *Stmt) error {
+func (f *Fault) failure(s *stmt) error {
 	if f.Err != nil {
 		return f.Err
 	}

@@ -54,7 +54,7 @@ const stuckAfter = 10 * time.Minute
 type session struct {
 	name     string
 	release  chan struct{}
-	parkedAt *Stmt // the statement it waits to run; nil while it runs
+	parkedAt *stmt // the statement it waits to run; nil while it runs
 	waiting  bool  // released, but blocked on the write lock
 	inTx     bool  // inside a transaction after its last finished statement
 	done     bool
@@ -68,7 +68,7 @@ type scheduler struct {
 
 // park blocks the session of s until the scheduler releases it. Statements
 // of sessions the scheduler does not run pass straight through.
-func (sc *scheduler) park(s *Stmt) {
+func (sc *scheduler) park(s *stmt) {
 	sess := sc.find(s.Session)
 	if sess == nil {
 		return

@@ -24,10 +24,10 @@ const (
 	OpOther    Op = "OTHER"
 )
 
-// Stmt is one step of a session, as the hooking driver sees it before it
+// stmt is one step of a session, as the hooking driver sees it before it
 // runs.
-type Stmt struct {
-	Session string              // the delivery it belongs to, from WithSession
+type stmt struct {
+	Session string              // the delivery it belongs to, from withSession
 	N       int                 // 1-based number of the step within the session
 	Op      Op                  // what it does
 	Table   string              // the table it writes or reads, lower case; "" for BEGIN and the like
@@ -36,8 +36,8 @@ type Stmt struct {
 	SQL     string              // Query with whitespace collapsed, for transcripts
 }
 
-// StmtResult is what a step did, as the hooking driver saw it after it ran.
-type StmtResult struct {
+// stmtResult is what a step did, as the hooking driver saw it after it ran.
+type stmtResult struct {
 	Err          error
 	RowsAffected int64          // for INSERT, UPDATE, DELETE
 	Rows         int            // rows a query returned, -1 for other statements
@@ -48,7 +48,7 @@ type StmtResult struct {
 
 // Text renders the statement with its arguments in place of the ?s, as a
 // student would type it into the sqlite3 shell.
-func (s *Stmt) Text() string {
+func (s *stmt) Text() string {
 	if len(s.Args) == 0 {
 		return s.SQL
 	}
@@ -71,7 +71,7 @@ func (s *Stmt) Text() string {
 
 // String identifies the statement the way fault reports name it, e.g.
 // "statement 3 (UPDATE accounts)".
-func (s *Stmt) String() string {
+func (s *stmt) String() string {
 	what := string(s.Op)
 	if s.Table != "" {
 		what += " " + s.Table
@@ -96,28 +96,28 @@ func literal(v any) string {
 
 type sessionKey struct{}
 
-// WithSession returns a context whose database calls are hooked as steps of
+// withSession returns a context whose database calls are hooked as steps of
 // the named session. Calls without a session pass through the driver
 // untouched, which is how the lab reads the database without disturbing it.
-func WithSession(ctx context.Context, name string) context.Context {
+func withSession(ctx context.Context, name string) context.Context {
 	return context.WithValue(ctx, sessionKey{}, name)
 }
 
-// SessionOf returns the session ctx belongs to, or "".
-func SessionOf(ctx context.Context) string {
+// sessionOf returns the session ctx belongs to, or "".
+func sessionOf(ctx context.Context) string {
 	name, _ := ctx.Value(sessionKey{}).(string)
 	return name
 }
 
 // newStmt describes a statement about to run, or returns nil when ctx belongs
 // to no session.
-func newStmt(ctx context.Context, op Op, query string, args []driver.NamedValue) *Stmt {
-	session := SessionOf(ctx)
+func newStmt(ctx context.Context, op Op, query string, args []driver.NamedValue) *stmt {
+	session := sessionOf(ctx)
 	if session == "" {
 		return nil
 	}
 	sql := strings.Join(strings.Fields(query), " ")
-	return &Stmt{
+	return &stmt{
 		Session: session,
 		Op:      op,
 		Table:   tableOf(op, sql),

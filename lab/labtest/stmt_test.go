@@ -7,7 +7,7 @@ import (
 )
 
 func TestStmtDescription(t *testing.T) {
-	ctx := WithSession(context.Background(), "A")
+	ctx := withSession(context.Background(), "A")
 	for _, c := range []struct {
 		query string
 		args  []any
@@ -39,12 +39,12 @@ func TestStmtDescription(t *testing.T) {
 }
 
 func TestFaultMatches(t *testing.T) {
-	update := &Stmt{Session: "A", N: 3, Op: OpUpdate, Table: "accounts"}
-	insert := &Stmt{Session: "A", N: 2, Op: OpInsert, Table: "inbox"}
+	update := &stmt{Session: "A", N: 3, Op: OpUpdate, Table: "accounts"}
+	insert := &stmt{Session: "A", N: 2, Op: OpInsert, Table: "inbox"}
 	for _, c := range []struct {
 		f    Fault
 		w    When
-		s    *Stmt
+		s    *stmt
 		want bool
 	}{
 		{Fault{When: Before, Op: OpUpdate, Table: "accounts"}, Before, update, true},

@@ -27,18 +27,18 @@ type line struct {
 	step    int // the statement's number in its session (A1, A2, …); 0 for a note
 	text    string
 	op      Op
-	result  *StmtResult // rendered when the transcript is printed: a query's rows are read after it is logged
+	result  *stmtResult // rendered when the transcript is printed: a query's rows are read after it is logged
 	note    string      // shown instead of a result: "<waiting>", "applied", …
 }
 
 // Step logs a statement and its result.
-func (t *Transcript) Step(s *Stmt, r *StmtResult) {
+func (t *Transcript) Step(s *stmt, r *stmtResult) {
 	t.add(&line{session: s.Session, step: s.N, text: s.Text(), op: s.Op, result: r})
 }
 
 // StepNote logs a statement with a note instead of a result: "<waiting>",
 // "<killed before it ran>".
-func (t *Transcript) StepNote(s *Stmt, note string) {
+func (t *Transcript) StepNote(s *stmt, note string) {
 	t.add(&line{session: s.Session, step: s.N, text: s.Text(), op: s.Op, note: note})
 }
 

@@ -9,11 +9,11 @@ import (
 func TestTranscriptRendering(t *testing.T) {
 	var tr Transcript
 	tr.Note("A", "deliver provider-a/evt\x00-1\x1b[31m", "")
-	tr.Step(&Stmt{Session: "A", N: 1, Op: OpBegin, SQL: "BEGIN IMMEDIATE"}, &StmtResult{Rows: -1})
-	tr.Step(&Stmt{Session: "A", N: 2, Op: OpUpdate, SQL: "UPDATE accounts SET balance = 1"},
-		&StmtResult{Rows: -1, NotRun: true, Err: errors.New("injected fault before statement 2")})
-	tr.Step(&Stmt{Session: "B", N: 3, Op: OpUpdate, SQL: "UPDATE accounts SET balance = 2"},
-		&StmtResult{Rows: -1, Err: errors.New("disk I/O error")})
+	tr.Step(&stmt{Session: "A", N: 1, Op: OpBegin, SQL: "BEGIN IMMEDIATE"}, &stmtResult{Rows: -1})
+	tr.Step(&stmt{Session: "A", N: 2, Op: OpUpdate, SQL: "UPDATE accounts SET balance = 1"},
+		&stmtResult{Rows: -1, NotRun: true, Err: errors.New("injected fault before statement 2")})
+	tr.Step(&stmt{Session: "B", N: 3, Op: OpUpdate, SQL: "UPDATE accounts SET balance = 2"},
+		&stmtResult{Rows: -1, Err: errors.New("disk I/O error")})
 	got := tr.String()
 	for _, want := range []string{
 		`A: deliver provider-a/evt\x00-1\x1b[31m` + "\n",
