@@ -115,6 +115,15 @@ func judge(t *testing.T, sc labtest.Scenario, v lab.Variant, cell *report.Cell, 
 		t.Fatalf("%v\nto create it: go test ./scenarios -update", goldenErr)
 	}
 	want, ok := golden[v.Name][sc.Name]
+	// What the cell found, for go test -v (and for go test run in the
+	// package's directory, which shows a passing test's log): a naive
+	// variant caught as expected is a lesson, not a silent PASS.
+	switch {
+	case cell.Pass:
+		t.Logf("%s %s × %s: %s", report.Pass, v.Name, sc.Name, cell.Detail)
+	case ok && !want && !*strict:
+		t.Logf("%s as expected: %s × %s: %s\nsee it whole: %s", report.Fail, v.Name, sc.Name, cell.Detail, reproduce(sc, v))
+	}
 	switch {
 	case !ok:
 		t.Errorf("%s × %s: not in %s; accept this run's verdict with: go test ./scenarios -update", v.Name, sc.Name, goldenPath)
