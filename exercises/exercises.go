@@ -44,6 +44,9 @@ var (
 	checkFlag = flag.Bool("exercise", false, "check the exercise: the test fails until the work is done")
 	redFlag   = flag.Bool("exercise.red", false, "check that the exercise's starting point fails its check (for CI: an exercise that is already solved teaches nothing)")
 	showFlag  = flag.String("exercise.show", "", "with -exercise, show every failure and the whole transcript of the named `guarantee`")
+	// reportFlag is what go run ./cmd/lab explain and permutations read for
+	// an exercise, as they read the matrix test's report for a variant.
+	reportFlag = flag.String("lab.report", "", "with -exercise, write the cells of the matrix the check ran, with their evidence and transcripts, as JSON to `file`")
 )
 
 // A Failure is one guarantee that an implementation breaks.
@@ -67,6 +70,14 @@ type Checker struct {
 	T         *testing.T
 	failures  []Failure
 	firstOnly bool
+	ran       []ranCell // the matrix's cells the check ran, for -lab.report
+}
+
+// ranCell is one scenario the check ran on one variant.
+type ranCell struct {
+	sc   labtest.Scenario
+	v    lab.Variant
+	cell *report.Cell
 }
 
 // Fail records a broken guarantee.
@@ -93,6 +104,7 @@ func (c *Checker) Scenario(sc labtest.Scenario, v lab.Variant) bool {
 	}
 	useLabDefaults()
 	cell := labtest.RunCell(c.T, sc, v)
+	c.ran = append(c.ran, ranCell{sc, v, cell})
 	if cell.Pass {
 		return true
 	}
@@ -174,6 +186,11 @@ func Run[I any](t *testing.T, check Check[I], impl I) {
 	case *checkFlag:
 		c := &Checker{T: t}
 		check(c, impl)
+		if *reportFlag != "" {
+			if err := c.report().Write(*reportFlag); err != nil {
+				t.Errorf("writing the report: %v", err)
+			}
+		}
 		if len(c.failures) > 0 {
 			t.Error(Render(PackagePath(), c.failures, *showFlag))
 		}
@@ -190,6 +207,26 @@ func Run[I any](t *testing.T, check Check[I], impl I) {
 		fmt.Printf("%s%s", msg, noTestsToRun)
 		t.Skip(msg)
 	}
+}
+
+// report is what the check ran, as the matrix test reports it: a row per
+// variant, a column per scenario, in the order they ran.
+func (c *Checker) report() *report.Report {
+	var scs []labtest.Scenario
+	var vs []lab.Variant
+	for _, r := range c.ran {
+		if !slices.ContainsFunc(scs, func(s labtest.Scenario) bool { return s.Name == r.sc.Name }) {
+			scs = append(scs, r.sc)
+		}
+		if !slices.ContainsFunc(vs, func(v lab.Variant) bool { return v.Name == r.v.Name }) {
+			vs = append(vs, r.v)
+		}
+	}
+	rep := labtest.NewReport(scs, vs)
+	for _, r := range c.ran {
+		rep.Set(r.v.Name, r.sc.Name, r.cell)
+	}
+	return rep
 }
 
 // Verify holds a reference solution to an exercise's check, always: a

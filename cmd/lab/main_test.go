@@ -55,10 +55,26 @@ func TestCellPatternMatches(t *testing.T) {
 }
 
 func TestGoTestArgs(t *testing.T) {
-	got := goTestArgs("^"+matrixTest+"$", "/tmp/r.json")
+	got := goTestArgs(matrixTests("^"+matrixTest+"$"), "/tmp/r.json")
 	want := []string{"test", "./scenarios", "-run", "^TestScenarios$", "-count=1", "-lab.report=/tmp/r.json"}
 	if !slices.Equal(got, want) {
-		t.Errorf("goTestArgs(%q, %q) = %q, want %q", "^"+matrixTest+"$", "/tmp/r.json", got, want)
+		t.Errorf("goTestArgs(matrix, /tmp/r.json) = %q, want %q", got, want)
+	}
+	got = goTestArgs(exerciseTests("exercises/checkthenact"), "/tmp/r.json")
+	want = []string{"test", "./exercises/checkthenact", "-run", "^TestExercise$", "-count=1", "-exercise", "-lab.report=/tmp/r.json"}
+	if !slices.Equal(got, want) {
+		t.Errorf("goTestArgs(exercise, /tmp/r.json) = %q, want %q", got, want)
+	}
+}
+
+func TestResolveExercise(t *testing.T) {
+	if got, err := resolveVariant("exercises/checkthenact"); err != nil || got != "exercises/checkthenact" {
+		t.Errorf("resolveVariant(exercises/checkthenact) = %q, %v, want it resolved", got, err)
+	}
+	for _, arg := range []string{"exercises/nosuch", "exercises/", "exercises/../correct"} {
+		if _, err := resolveVariant(arg); err == nil {
+			t.Errorf("resolveVariant(%q) error = nil, want an unknown variant", arg)
+		}
 	}
 }
 

@@ -237,7 +237,11 @@ func renderExplain(rep *report.Report, variant, scenario string) (string, error)
 	default:
 		b.WriteString(c.Transcript + "\n")
 	}
-	fmt.Fprintf(&b, "the same run as a test: go test ./scenarios -run '%s' -count=1 -lab.strict\n", report.CellPattern(matrixTest, s.Name, v.Name))
+	if strings.HasPrefix(v.Name, "exercises/") {
+		fmt.Fprintf(&b, "the same check: go test ./%s -exercise -exercise.show=%s\n", v.Name, s.Name)
+	} else {
+		fmt.Fprintf(&b, "the same run as a test: go test ./scenarios -run '%s' -count=1 -lab.strict\n", report.CellPattern(matrixTest, s.Name, v.Name))
+	}
 	return b.String(), nil
 }
 

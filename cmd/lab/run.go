@@ -29,20 +29,40 @@ func moduleRoot() (string, error) {
 	return filepath.Dir(gomod), nil
 }
 
-// goTestArgs returns the arguments of the go test command that runs the
-// tests matched by runPattern and writes their report to reportPath.
-func goTestArgs(runPattern, reportPath string) []string {
-	return []string{"test", "./scenarios", "-run", runPattern, "-count=1", "-lab.report=" + reportPath}
+// tests names the go test run a subcommand renders: the matrix test in
+// ./scenarios, selected by a -run pattern, or an exercise's check, which
+// runs the matrix on the student's package.
+type tests struct {
+	pkg   string   // "./scenarios" or "./exercises/<name>"
+	run   string   // the -run pattern
+	flags []string // the package's own flags
 }
 
-// runTests runs the scenario tests matched by runPattern in the module at
-// root and returns the report they wrote, with go test's combined output.
+// matrixTests selects cells of the matrix test.
+func matrixTests(pattern string) tests { return tests{pkg: "./scenarios", run: pattern} }
+
+// exerciseTests runs the check of the exercise package pkg
+// ("exercises/checkthenact").
+func exerciseTests(pkg string) tests {
+	return tests{pkg: "./" + pkg, run: "^TestExercise$", flags: []string{"-exercise"}}
+}
+
+// goTestArgs returns the arguments of the go test command that runs ts and
+// writes their report to reportPath.
+func goTestArgs(ts tests, reportPath string) []string {
+	args := []string{"test", ts.pkg, "-run", ts.run, "-count=1"}
+	args = append(args, ts.flags...)
+	return append(args, "-lab.report="+reportPath)
+}
+
+// runTests runs ts in the module at root and returns the report they wrote,
+// with go test's combined output.
 //
 // A nil report means the tests could not run (a compile error, a missing go
 // command): err says why. A report with a non-nil err means the tests ran
 // and wrote their verdicts but failed, for example because a verdict
-// differs from the golden matrix.
-func runTests(root, runPattern string) (rep *report.Report, output []byte, err error) {
+// differs from the golden matrix, or an exercise is not done yet.
+func runTests(root string, ts tests) (rep *report.Report, output []byte, err error) {
 	dir, err := os.MkdirTemp("", "idemlab-report-")
 	if err != nil {
 		return nil, nil, err
@@ -50,7 +70,7 @@ func runTests(root, runPattern string) (rep *report.Report, output []byte, err e
 	defer os.RemoveAll(dir)
 	reportPath := filepath.Join(dir, "report.json")
 
-	cmd := exec.Command("go", goTestArgs(runPattern, reportPath)...)
+	cmd := exec.Command("go", goTestArgs(ts, reportPath)...)
 	cmd.Dir = root
 	output, runErr := cmd.CombinedOutput()
 
@@ -69,8 +89,9 @@ func runTests(root, runPattern string) (rep *report.Report, output []byte, err e
 
 // announce tells, on stderr, which tests are about to run: the run itself
 // is silent until it ends, and a cold first run compiles SQLite.
-func announce(stderr io.Writer, runPattern string) {
-	fmt.Fprintf(stderr, "running the scenario tests (a first, cold run compiles SQLite: up to a minute): go test ./scenarios -run '%s' -count=1\n", runPattern)
+func announce(stderr io.Writer, ts tests) {
+	fmt.Fprintf(stderr, "running (a first, cold run compiles SQLite: up to a minute): go test %s -run '%s' -count=1 %s\n",
+		ts.pkg, ts.run, strings.Join(ts.flags, " "))
 }
 
 // tail returns the last n lines of out.
@@ -97,7 +118,25 @@ func resolveVariant(arg string) (string, error) {
 			return candidate, nil
 		}
 	}
+	if isExercise(name) {
+		return name, nil
+	}
 	return "", badArgf("unknown variant %q; variants are: %s", arg, strings.Join(registered(), ", "))
+}
+
+// isExercise reports whether name is an exercise package of the module
+// ("exercises/checkthenact"), whose check explain and permutations can run.
+func isExercise(name string) bool {
+	rest, ok := strings.CutPrefix(name, "exercises/")
+	if !ok || rest == "" || strings.ContainsAny(rest, "/.") {
+		return false
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return false
+	}
+	files, _ := filepath.Glob(filepath.Join(root, "exercises", rest, "*_test.go"))
+	return len(files) > 0
 }
 
 // registered lists the variants of the registry, in the matrix's order.
