@@ -72,6 +72,8 @@ func TestMain(m *testing.M) {
 func TestScenarios(t *testing.T) {
 	golden, goldenErr := readGolden()
 	rep := labtest.NewReport(scenarios.All, variants.All)
+	// go run ./cmd/lab reads the total from this line to show progress.
+	t.Logf("idemlab-cells: %d", len(scenarios.All)*len(variants.All))
 	var mu sync.Mutex // guards rep: the cells of a column run in parallel
 	for _, sc := range scenarios.All {
 		t.Run(sc.Name, func(t *testing.T) {

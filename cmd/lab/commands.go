@@ -29,7 +29,11 @@ var errTestsFailed = errors.New("go test ./scenarios failed: the verdicts shown 
 // then call showFailure.
 func runAndReport(stderr io.Writer, root string, ts tests) (rep *report.Report, output []byte, failed error, err error) {
 	announce(stderr, ts)
-	rep, output, runErr := runTests(root, ts)
+	var progress io.Writer
+	if f, ok := stderr.(*os.File); ok && isTerminal(f) {
+		progress = stderr
+	}
+	rep, output, runErr := runTests(root, ts, progress)
 	if rep == nil {
 		stderr.Write(output)
 		return nil, output, nil, fmt.Errorf("the scenario tests could not run: %v", runErr)

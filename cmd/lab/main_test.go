@@ -335,3 +335,34 @@ func TestFootnotesLimits(t *testing.T) {
 		t.Errorf("footnotes(rep) = %q, want the naive variant's limit counted, not listed", got)
 	}
 }
+
+func TestFollowProgress(t *testing.T) {
+	events := []string{
+		`{"Action":"start","Package":"idemlab/scenarios"}`,
+		`{"Action":"run","Test":"TestScenarios"}`,
+		`{"Action":"output","Test":"TestScenarios","Output":"    scenarios_test.go:77: idemlab-cells: 4\n"}`,
+		`{"Action":"pass","Test":"TestScenarios/Race/correct"}`,
+		`{"Action":"fail","Test":"TestScenarios/Race/naive/x"}`,
+		`{"Action":"pass","Test":"TestScenarios/Race"}`,
+		`{"Action":"pass","Test":"TestScenarios/Dup/correct"}`,
+		`not an event`,
+	}
+	var output, line bytes.Buffer
+	followProgress(strings.NewReader(strings.Join(events, "\n")), &output, &line, true)
+	if got := output.String(); !strings.Contains(got, "idemlab-cells: 4\n") || !strings.Contains(got, "not an event\n") {
+		t.Errorf("followProgress output = %q, want the tests' output and the lines that are not events", got)
+	}
+	for _, want := range []string{"compiling", "3 of 4 cells done"} {
+		if !strings.Contains(line.String(), want) {
+			t.Errorf("followProgress progress line = %q, want it to show %q", line.String(), want)
+		}
+	}
+	if !strings.HasSuffix(line.String(), "\r\033[K") {
+		t.Errorf("followProgress progress line = %q, want it cleared at the end", line.String())
+	}
+	line.Reset()
+	followProgress(strings.NewReader(strings.Join(events, "\n")), &output, &line, false)
+	if strings.Contains(line.String(), "of 4") || !strings.Contains(line.String(), "3 cells done") {
+		t.Errorf("followProgress(part of the matrix) progress line = %q, want a count without the matrix's total", line.String())
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -62,7 +63,10 @@ func goTestArgs(ts tests, reportPath string) []string {
 // command): err says why. A report with a non-nil err means the tests ran
 // and wrote their verdicts but failed, for example because a verdict
 // differs from the golden matrix, or an exercise is not done yet.
-func runTests(root string, ts tests) (rep *report.Report, output []byte, err error) {
+//
+// With a progress writer (a terminal), go test runs with -json and
+// followProgress keeps a progress line on it.
+func runTests(root string, ts tests, progress io.Writer) (rep *report.Report, output []byte, err error) {
 	dir, err := os.MkdirTemp("", "idemlab-report-")
 	if err != nil {
 		return nil, nil, err
@@ -70,9 +74,27 @@ func runTests(root string, ts tests) (rep *report.Report, output []byte, err err
 	defer os.RemoveAll(dir)
 	reportPath := filepath.Join(dir, "report.json")
 
-	cmd := exec.Command("go", goTestArgs(ts, reportPath)...)
+	args := goTestArgs(ts, reportPath)
+	cmd := exec.Command("go", args...)
 	cmd.Dir = root
-	output, runErr := cmd.CombinedOutput()
+	var runErr error
+	if progress == nil {
+		output, runErr = cmd.CombinedOutput()
+	} else {
+		cmd.Args = append([]string{"go", "test", "-json"}, args[1:]...)
+		var buf bytes.Buffer
+		cmd.Stderr = &buf // build errors come on stderr, outside the stream
+		stream, err := cmd.StdoutPipe()
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := cmd.Start(); err != nil {
+			return nil, nil, err
+		}
+		followProgress(stream, &buf, progress, ts.run == "^"+matrixTest+"$")
+		runErr = cmd.Wait()
+		output = buf.Bytes()
+	}
 
 	rep, readErr := report.Read(reportPath)
 	if readErr != nil {

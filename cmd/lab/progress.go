@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Progress: the matrix takes seconds, a cold first run a minute, and a
+// command that prints nothing for that long looks hung. On a terminal the
+// command runs go test with -json and turns its stream of events into one
+// line that it rewrites in place: "compiling…" until the first test
+// starts, then the cells done out of the total the test announces. Piped
+// output gets none of it, so that what a program reads stays clean.
+
+// cellsMarker starts the line TestScenarios logs first: how many cells it
+// will run. The command reads the total from it.
+const cellsMarker = "idemlab-cells: "
+
+// isTerminal reports whether f is a terminal, where a line rewritten in
+// place reads as progress instead of as noise.
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// testEvent is the part of go test -json's events that progress reads.
+type testEvent struct {
+	Action string
+	Test   string
+	Output string
+}
+
+// followProgress reads go test -json's stream from r, writes the text of
+// its output events to output (the plain output the command shows when the
+// tests fail), and keeps one progress line up to date on w. The total that
+// the matrix test announces counts every cell: it is shown only when
+// whole is set, for a run of the whole matrix.
+func followProgress(r io.Reader, output io.Writer, w io.Writer, whole bool) {
+	total, done := 0, 0
+	started := false
+	show := func(text string) { fmt.Fprintf(w, "\r\033[K%s", text) }
+	show("compiling the scenario tests (a cold first run compiles SQLite: up to a minute)…")
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var e testEvent
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			fmt.Fprintln(output, sc.Text()) // not an event: pass it on as it is
+			continue
+		}
+		io.WriteString(output, e.Output)
+		if _, n, ok := strings.Cut(e.Output, cellsMarker); ok && whole {
+			total, _ = strconv.Atoi(strings.TrimSpace(n))
+		}
+		switch {
+		case e.Action == "run" && !started:
+			started = true
+			show("running the scenarios…")
+		case (e.Action == "pass" || e.Action == "fail") && strings.Count(e.Test, "/") >= 2:
+			done++
+			if total > 0 {
+				show(fmt.Sprintf("running the scenarios: %d of %d cells done", done, total))
+			} else {
+				show(fmt.Sprintf("running the scenarios: %d cells done", done))
+			}
+		}
+	}
+	fmt.Fprint(w, "\r\033[K")
+}
