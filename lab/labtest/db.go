@@ -293,12 +293,7 @@ func (db *DB) before(ctx context.Context, s *stmt) error {
 		db.die(s, Before)
 	}
 	if f.Cancel {
-		db.mu.Lock()
-		cancel := db.cancels[s.Session]
-		db.mu.Unlock()
-		if cancel != nil {
-			cancel()
-		}
+		db.cancelCaller(s.Session)
 	}
 	if f.Rewrite != nil {
 		was := s.Text()
@@ -402,12 +397,7 @@ func (db *DB) after(ctx context.Context, s *stmt, r *stmtResult) error {
 		db.die(s, After)
 	}
 	if f.Cancel {
-		db.mu.Lock()
-		cancel := db.cancels[s.Session]
-		db.mu.Unlock()
-		if cancel != nil {
-			cancel()
-		}
+		db.cancelCaller(s.Session)
 		db.run.Transcript.Note(s.Session, "the caller cancels", "<"+f.String()+">")
 		return nil
 	}
@@ -562,6 +552,17 @@ func (db *DB) HoldWriteLock() (release func()) {
 		}
 		c.Close()
 		db.run.Transcript.Note("other", "ROLLBACK", "releases the write lock")
+	}
+}
+
+// cancelCaller cancels the context of session's delivery, as its caller
+// giving up would (Fault.Cancel).
+func (db *DB) cancelCaller(session string) {
+	db.mu.Lock()
+	cancel := db.cancels[session]
+	db.mu.Unlock()
+	if cancel != nil {
+		cancel()
 	}
 }
 
