@@ -18,7 +18,7 @@ import (
 
 // open creates a database at a fresh path with correct's schema and one
 // account, and opens a pool on dsn(path).
-func open(t *testing.T, dsn func(string) string) *sql.DB {
+func open(t testing.TB, dsn func(string) string) *sql.DB {
 	t.Helper()
 	c, err := sqlite.NewConnector(dsn(filepath.Join(t.TempDir(), "ledger.db")))
 	if err != nil {
