@@ -16,6 +16,7 @@
 //	go run ./cmd/lab explain VARIANT SCENARIO   one cell: its verdict, broken guarantees and transcript
 //	go run ./cmd/lab permutations VARIANT       the interleavings of two deliveries, grouped by outcome
 //	go run ./cmd/lab diff VARIANT               a naive variant's code against correct/
+//	go run ./cmd/lab bench                      what idempotency costs, as ratios to the bare work
 //
 // VARIANT is correct or naive/<mistake>; the naive/ prefix may be left out.
 // The exit status is 0 on success, 1 when the scenario tests could not run or
@@ -47,6 +48,7 @@ usage:
   go run ./cmd/lab explain VARIANT SCENARIO
   go run ./cmd/lab permutations VARIANT
   go run ./cmd/lab diff VARIANT
+  go run ./cmd/lab bench
   go run ./cmd/lab help
 
 subcommands:
@@ -65,6 +67,9 @@ subcommands:
              with the steps that waited for the lock, and how many of them
              break the guarantee
   diff       show a naive variant's code against correct/ (git diff --no-index)
+  bench      measure what idempotency costs: correct's events/s as ratios to
+             the same work without the inbox, in three durability settings,
+             for 1, 8 and 64 deliverers, distinct events and repeats
   help       print this text
 
 VARIANT is correct or naive/<mistake>; the naive/ prefix may be left out.
@@ -151,6 +156,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return exitStatus(stderr, usagef("permutations takes one variant: go run ./cmd/lab permutations VARIANT"))
 		}
 		return exitStatus(stderr, cmdPermutations(stdout, stderr, subArgs[0]))
+	case "bench":
+		if len(subArgs) != 0 {
+			return exitStatus(stderr, usagef("bench takes no arguments: go run ./cmd/lab bench"))
+		}
+		return exitStatus(stderr, cmdBench(stdout, stderr))
 	case "diff":
 		if len(subArgs) != 1 {
 			return exitStatus(stderr, usagef("diff takes one variant: go run ./cmd/lab diff VARIANT"))

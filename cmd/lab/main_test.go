@@ -366,3 +366,20 @@ func TestFollowProgress(t *testing.T) {
 		t.Errorf("followProgress(part of the matrix) progress line = %q, want a count without the matrix's total", line.String())
 	}
 }
+
+func TestRenderBench(t *testing.T) {
+	out := []byte(`goos: linux
+BenchmarkProcess/WAL-FULL/bare/deliverers=1-2         	     200	  15118648 ns/op	        100.0 events/s
+BenchmarkProcess/WAL-FULL/distinct/deliverers=1-2     	     200	  30203928 ns/op	        80.00 events/s
+BenchmarkProcess/WAL-FULL/repeat/deliverers=1-2       	     200	  30203928 ns/op	        250.0 events/s
+PASS
+`)
+	rates, ds, ns := parseBench(out)
+	if len(rates) != 3 || !slices.Equal(ds, []string{"WAL-FULL"}) || !slices.Equal(ns, []int{1}) {
+		t.Fatalf("parseBench = %v, %v, %v, want 3 rates of WAL-FULL with 1 deliverer", rates, ds, ns)
+	}
+	got := renderBench(rates, ds, ns)
+	if !strings.Contains(got, "WAL-FULL              1            100             0.80           2.50") {
+		t.Errorf("renderBench = %q, want the ratios 0.80 and 2.50 to the bare 100 events/s", got)
+	}
+}
