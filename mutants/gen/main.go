@@ -136,7 +136,6 @@ func (m mutation) check(seen map[string]bool) error {
 	return nil
 }
 
-
 var (
 	packageClause = regexp.MustCompile(`(?m)^package correct$`)
 	nameField     = regexp.MustCompile(`(?m)^(\s*)Name:(\s*)"correct",$`)
