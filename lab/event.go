@@ -21,7 +21,8 @@ const (
 
 // Event is one delivery of a webhook: a credit of Amount to AccountID,
 // identified by the pair (Source, EventID). The source is already
-// authenticated; the lab does not check signatures.
+// authenticated: over HTTP, webhook.Receiver takes it from the integration
+// whose secret verified the request's signature, never from the payload.
 type Event struct {
 	Source    string // who sent it, e.g. "provider-a"
 	EventID   string // the sender's id for it, unique within Source

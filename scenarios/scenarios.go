@@ -53,6 +53,16 @@ var All = []labtest.Scenario{
 		Shows: "rapid's random stories agree with a model of the ledger, or shrink to the smallest that does not", Run: Property},
 	{Name: "Summary", Short: "Sum", Claims: "C17",
 		Shows: "the article's own run: balance 1500, inbox 3, applied 1, duplicate 19", Run: Summary},
+	{Name: "LostResponse", Short: "Lost", Claims: "C13, C35",
+		Shows: "over HTTP: the 200 lost after COMMIT, the provider times out and retries: 200 replayed, one credit; a provider that leaves mid-request: rolled back, its retry applies", Run: LostResponse},
+	{Name: "RetryAfterBusy", Short: "Retry", Claims: "C15, C23",
+		Shows: "over HTTP, the lock held elsewhere: 503 with Retry-After, never 200; the provider waits as asked, retries, applies once", Run: RetryAfterBusy},
+	{Name: "ConflictOverHTTP", Short: "422", Claims: "C2, C23",
+		Shows: "over HTTP, the key again with another amount: 422 on each of the provider's 8 attempts; the balance moves once", Run: ConflictOverHTTP},
+	{Name: "Forged", Short: "Forge", Claims: "C27, C28",
+		Shows: "unsigned, forged, stale, cross-source and tampered requests and a flood: 401, none reaches the handler; the genuine event then applies", Run: Forged},
+	{Name: "Burst", Short: "Burst", Claims: "C17, C23",
+		Shows: "over HTTP, 10 signed deliveries of 4 events from 3 providers at once: each applied once, no 5xx", Run: Burst},
 }
 
 // credit is the event most scenarios deliver: provider-a's id, to account 1.

@@ -462,9 +462,15 @@ func (db *DB) AttemptCancelled(e lab.Event) Answer {
 // deliver runs one delivery on a session and logs it. A timeout of 0 means
 // none; a negative one, a context cancelled before the call.
 func (db *DB) deliver(session string, e lab.Event, timeout time.Duration) Answer {
-	ctx, cancel := context.WithCancel(context.Background())
+	return db.deliverFrom(context.Background(), session, e, timeout)
+}
+
+// deliverFrom is deliver for a caller whose context is parent, such as an
+// HTTP request's: when parent ends, so does the delivery's.
+func (db *DB) deliverFrom(parent context.Context, session string, e lab.Event, timeout time.Duration) Answer {
+	ctx, cancel := context.WithCancel(parent)
 	if timeout > 0 {
-		ctx, cancel = context.WithTimeout(context.Background(), timeout)
+		ctx, cancel = context.WithTimeout(parent, timeout)
 	}
 	defer cancel()
 	if timeout < 0 {

@@ -1,0 +1,229 @@
+// Package demo is the live demonstration behind cmd/receiver and
+// cmd/provider: a variant served on a real TCP socket behind
+// webhook.Receiver, and providers that send it signed deliveries. The
+// commands are thin; this package is what the test drives over loopback.
+//
+// It links SQLite and is never imported by cmd/lab, which must not.
+package demo
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"idemlab/lab"
+	"idemlab/variants"
+	"idemlab/webhook"
+
+	"modernc.org/sqlite"
+)
+
+// Secrets are the demo's integrations and their signing secrets. They are
+// published in the README on purpose: a workshop's students sign requests
+// by hand with them. Never reuse them.
+var Secrets = map[string]string{
+	"provider-a": "whsec_ZGVtbyBzZWNyZXQgZm9yIHByb3ZpZGVyLWEsIDMyIGI=",
+	"provider-b": "whsec_ZGVtbyBzZWNyZXQgZm9yIHByb3ZpZGVyLWIsIDMyIGI=",
+}
+
+// Accounts are seeded into a new database with balance 0.
+var Accounts = []int64{1, 2, 3}
+
+// Variant finds a variant by its registry name ("correct",
+// "naive/checkthenact") or the last part of it ("checkthenact").
+func Variant(name string) (lab.Variant, error) {
+	var names []string
+	for _, v := range variants.All {
+		if v.Name == name || v.Name[strings.LastIndex(v.Name, "/")+1:] == name {
+			return v, nil
+		}
+		names = append(names, v.Name)
+	}
+	return lab.Variant{}, fmt.Errorf("no variant %q; there are %s", name, strings.Join(names, ", "))
+}
+
+// Server is a variant's database served over HTTP.
+type Server struct {
+	Variant lab.Variant
+	db      *sql.DB
+	handler http.Handler
+}
+
+// Open opens (and on first use creates) the database at path for v.
+func Open(v lab.Variant, path string) (*Server, error) {
+	_, statErr := os.Stat(path)
+	conn, err := sqlite.NewConnector(v.DSN(path))
+	if err != nil {
+		return nil, err
+	}
+	db := sql.OpenDB(conn)
+	if errors.Is(statErr, os.ErrNotExist) {
+		if _, err := db.Exec(v.Schema); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("creating %s: %w", path, err)
+		}
+		for _, id := range Accounts {
+			if _, err := db.Exec(`INSERT INTO accounts (id, balance) VALUES (?, 0)`, id); err != nil {
+				db.Close()
+				return nil, err
+			}
+		}
+	}
+	s := &Server{Variant: v, db: db}
+	proc := v.New(db)
+	routes := map[string]http.Handler{"/state": http.HandlerFunc(s.state)}
+	for source, secret := range Secrets {
+		key, err := webhook.ParseSecret(secret)
+		if err != nil {
+			return nil, err
+		}
+		routes["/webhooks/"+source] = webhook.NewReceiver(proc, &webhook.Verifier{
+			Integrations: []webhook.Integration{{Source: source, Secrets: []webhook.Secret{key}}}})
+	}
+	// Exact paths, no http.ServeMux, which may answer a cleaned path with
+	// a redirect: a webhook endpoint never answers 3xx.
+	s.handler = logged(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h, ok := routes[r.URL.Path]; ok {
+			h.ServeHTTP(w, r)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Server) Close() error { return s.db.Close() }
+
+// Serve answers on ln until ctx ends.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(shut)
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// State is what GET /state shows: every balance and inbox row.
+type State struct {
+	Balances map[int64]int64 `json:"balances"`
+	Inbox    []Row           `json:"inbox"`
+}
+
+// Row is an inbox row.
+type Row struct {
+	Source    string `json:"source"`
+	EventID   string `json:"event_id"`
+	AccountID int64  `json:"account_id"`
+	Amount    int64  `json:"amount"`
+}
+
+func (s *Server) state(w http.ResponseWriter, r *http.Request) {
+	st, err := s.read(r.Context())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(st)
+}
+
+func (s *Server) read(ctx context.Context) (State, error) {
+	st := State{Balances: map[int64]int64{}, Inbox: []Row{}}
+	rows, err := s.db.QueryContext(ctx, `SELECT id, balance FROM accounts`)
+	if err != nil {
+		return st, err
+	}
+	for rows.Next() {
+		var id, b int64
+		if err := rows.Scan(&id, &b); err != nil {
+			return st, err
+		}
+		st.Balances[id] = b
+	}
+	rows.Close()
+	rows, err = s.db.QueryContext(ctx, `SELECT source, event_id, account_id, amount FROM inbox`)
+	if err != nil {
+		return st, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var e Row
+		if err := rows.Scan(&e.Source, &e.EventID, &e.AccountID, &e.Amount); err != nil {
+			return st, err
+		}
+		st.Inbox = append(st.Inbox, e)
+	}
+	sort.Slice(st.Inbox, func(i, j int) bool {
+		a, b := st.Inbox[i], st.Inbox[j]
+		return a.Source+"/"+a.EventID < b.Source+"/"+b.EventID
+	})
+	return st, rows.Err()
+}
+
+// logged logs every request with its answer.
+func logged(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w, status: 200}
+		start := time.Now()
+		h.ServeHTTP(rec, r)
+		slog.Info(r.Method+" "+r.URL.Path, "id", r.Header.Get(webhook.HeaderID), "status", rec.status,
+			"replayed", rec.Header().Get(webhook.HeaderReplayed) == "true", "took", time.Since(start).Round(time.Microsecond))
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+// Provider returns a sender for source to the receiver at base
+// ("http://127.0.0.1:8080").
+func Provider(base, source string) (*webhook.Provider, error) {
+	secret, ok := Secrets[source]
+	if !ok {
+		return nil, fmt.Errorf("no demo integration %q", source)
+	}
+	key, err := webhook.ParseSecret(secret)
+	if err != nil {
+		return nil, err
+	}
+	return webhook.NewProvider(strings.TrimSuffix(base, "/")+"/webhooks/"+source, key), nil
+}
+
+// Body is the JSON a provider sends for a credit.
+func Body(account, amount int64) []byte {
+	return fmt.Appendf(nil, `{"account_id":%d,"amount":%d}`, account, amount)
+}
+
+// Curl returns a curl command that delivers one signed request, signed
+// now: a student can paste it, repeat it within five minutes (a replay,
+// answered as a duplicate), or edit it (and see 401).
+func Curl(p *webhook.Provider, id string, body []byte) string {
+	h := http.Header{}
+	webhook.SignRequest(h, id, time.Now(), body, p.Secrets...)
+	return fmt.Sprintf("curl -i %s -H 'Content-Type: application/json' -H 'webhook-id: %s' -H 'webhook-timestamp: %s' -H 'webhook-signature: %s' -d '%s'",
+		p.URL, id, h.Get(webhook.HeaderTimestamp), h.Get(webhook.HeaderSignature), body)
+}

@@ -1,0 +1,91 @@
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"idemlab/webhook"
+)
+
+// TestLoopback serves the correct variant on a real loopback socket and
+// sends it what a workshop would: 8 copies of one event at once from
+// provider-a, provider-b's event with the same id, a conflict, and a single
+// attempt as a pasted curl command makes. Bounded: 12 requests, 20 s at most (they take a few
+// tens of milliseconds).
+func TestLoopback(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	v, err := Variant("correct")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(v, filepath.Join(t.TempDir(), "demo.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, ln) }()
+	base := "http://" + ln.Addr().String()
+
+	a, _ := Provider(base, "provider-a")
+	b, _ := Provider(base, "provider-b")
+	for _, p := range []*webhook.Provider{a, b} {
+		p.Schedule = []time.Duration{0, 100 * time.Millisecond} // two attempts, quickly
+	}
+	var wg sync.WaitGroup
+	results := make([]webhook.Delivery, 8)
+	for i := range results {
+		wg.Go(func() { results[i] = a.Send(ctx, "evt-1", Body(1, 500)) })
+	}
+	wg.Wait()
+	applied := 0
+	for i, d := range results {
+		if !d.Delivered {
+			t.Errorf("copy %d of provider-a/evt-1: %v, want delivered", i, d.Attempts)
+		}
+		if !d.Last().Replayed {
+			applied++
+		}
+	}
+	if applied != 1 {
+		t.Errorf("8 copies of provider-a/evt-1: %d answered applied, want 1", applied)
+	}
+	if d := b.Send(ctx, "evt-1", Body(2, 700)); !d.Delivered || d.Last().Replayed {
+		t.Errorf("provider-b/evt-1: %v, want applied", d.Attempts)
+	}
+	if d := a.Send(ctx, "evt-1", Body(1, 700)); d.Delivered || d.Last().Status != 422 {
+		t.Errorf("provider-a/evt-1 with 700: %v, want 422", d.Attempts)
+	}
+
+	// One attempt, no retry: what a pasted curl command does.
+	d := (&webhook.Provider{URL: a.URL, Secrets: a.Secrets, Schedule: []time.Duration{0}}).Send(ctx, "evt-9", Body(3, 100))
+	if !d.Delivered {
+		t.Errorf("provider-a/evt-9: %v, want delivered", d.Attempts)
+	}
+
+	resp, err := http.Get(base + "/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st State
+	json.NewDecoder(resp.Body).Decode(&st)
+	resp.Body.Close()
+	if st.Balances[1] != 500 || st.Balances[2] != 700 || st.Balances[3] != 100 || len(st.Inbox) != 3 {
+		t.Errorf("GET /state = %+v, want balances 500, 700, 100 and 3 inbox rows", st)
+	}
+	cancel()
+	if err := <-served; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+}

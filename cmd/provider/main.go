@@ -1,0 +1,69 @@
+// Command provider plays a webhook sender against cmd/receiver: it signs
+// each attempt, counts only a 2xx as delivered, gives an attempt up after
+// its timeout and retries on Svix's schedule (or a fast one for a
+// workshop), honouring Retry-After and stopping on 410.
+//
+//	go run ./cmd/provider -id evt-1 -amount 500                 # one delivery
+//	go run ./cmd/provider -id evt-1 -amount 500 -copies 20      # 20 at once
+//	go run ./cmd/provider -source provider-b -id evt-1 -account 2 -amount 700
+//	go run ./cmd/provider -id evt-1 -amount 700                 # a conflict: 422
+//	go run ./cmd/provider -curl -id evt-2 -amount 300           # print a signed curl command
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"idemlab/cmd/internal/demo"
+	"idemlab/webhook"
+)
+
+func main() {
+	url := flag.String("url", "http://127.0.0.1:8080", "the receiver's base `URL`")
+	source := flag.String("source", "provider-a", "the `provider` to send as (its secret signs)")
+	id := flag.String("id", "evt-1", "the event `id` (webhook-id)")
+	account := flag.Int64("account", 1, "the `account` to credit")
+	amount := flag.Int64("amount", 500, "the `amount` to credit")
+	copies := flag.Int("copies", 1, "send `n` copies at once")
+	fast := flag.Bool("fast", false, "retry after 1 s, 2 s, 4 s instead of Svix's schedule")
+	timeout := flag.Duration("timeout", webhook.DefaultTimeout, "give an attempt up after `d`")
+	curl := flag.Bool("curl", false, "print a signed curl command instead of sending")
+	flag.Parse()
+
+	p, err := demo.Provider(*url, *source)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "provider:", err)
+		os.Exit(2)
+	}
+	body := demo.Body(*account, *amount)
+	if *curl {
+		fmt.Println(demo.Curl(p, *id, body))
+		return
+	}
+	p.Timeout = *timeout
+	if *fast {
+		p.Schedule = []time.Duration{0, time.Second, 2 * time.Second, 4 * time.Second}
+	}
+	var wg sync.WaitGroup
+	results := make([]webhook.Delivery, *copies)
+	for i := range results {
+		wg.Go(func() { results[i] = p.Send(context.Background(), *id, body) })
+	}
+	wg.Wait()
+	failed := false
+	for i, d := range results {
+		fmt.Printf("%s/%s copy %d: delivered=%v", *source, *id, i+1, d.Delivered)
+		for _, a := range d.Attempts {
+			fmt.Printf("  %s", a)
+		}
+		fmt.Println()
+		failed = failed || !d.Delivered
+	}
+	if failed {
+		os.Exit(1)
+	}
+}
