@@ -314,7 +314,7 @@ type openTx struct{ ctx context.Context }
 func (db *DB) began(ctx context.Context) *openTx {
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	session := sessionOf(ctx)
+	session := SessionOf(ctx)
 	tx := &openTx{ctx: ctx}
 	db.txs[session] = append(db.txs[session], tx)
 	return tx
@@ -326,7 +326,7 @@ func (db *DB) began(ctx context.Context) *openTx {
 func (db *DB) ended(tx *openTx) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	session := sessionOf(tx.ctx)
+	session := SessionOf(tx.ctx)
 	if i := slices.Index(db.txs[session], tx); i >= 0 {
 		db.txs[session] = slices.Delete(db.txs[session], i, i+1)
 	}
@@ -349,7 +349,7 @@ func (db *DB) blind(ctx context.Context) error {
 	if ctx.Done() != nil {
 		return nil
 	}
-	who := sessionOf(ctx)
+	who := SessionOf(ctx)
 	db.mu.Lock()
 	if who == "" {
 		for name := range db.busy {
@@ -368,7 +368,7 @@ func (db *DB) blind(ctx context.Context) error {
 		return nil // the lab's own reads
 	}
 	what := "called the database with a context that is never done (context.Background(), context.TODO() or context.WithoutCancel)"
-	if sessionOf(ctx) == "" {
+	if SessionOf(ctx) == "" {
 		what = "called the database without the delivery's context (context.Background(), context.TODO(), or a call without a context)"
 	}
 	err := fmt.Errorf("lab: %s: %s: SQLite would wait for a lock in real time, unseen by the lab and deaf to the caller's deadline; pass Process's ctx", who, what)

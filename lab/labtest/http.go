@@ -68,7 +68,7 @@ func (db *DB) RunSessions(bodies ...func(ctx context.Context)) []Answer {
 		sc.sessions = append(sc.sessions, s)
 		sc.mu.Unlock()
 		go func() {
-			body(WithSession(context.Background(), s.name))
+			body(withSession(context.Background(), s.name))
 			sc.mu.Lock()
 			s.done = true
 			sc.mu.Unlock()
@@ -108,7 +108,7 @@ func SessionHandler(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s := r.Header.Get(sessionHeader); s != "" {
 			r.Header.Del(sessionHeader)
-			r = r.WithContext(WithSession(r.Context(), s))
+			r = r.WithContext(withSession(r.Context(), s))
 		}
 		h.ServeHTTP(w, r)
 	})

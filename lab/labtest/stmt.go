@@ -103,8 +103,9 @@ func withSession(ctx context.Context, name string) context.Context {
 	return context.WithValue(ctx, sessionKey{}, name)
 }
 
-// sessionOf returns the session ctx belongs to, or "".
-func sessionOf(ctx context.Context) string {
+// SessionOf returns the session ctx belongs to, or "": the delivery a
+// context came from, for a scenario that logs on its behalf.
+func SessionOf(ctx context.Context) string {
 	name, _ := ctx.Value(sessionKey{}).(string)
 	return name
 }
@@ -112,7 +113,7 @@ func sessionOf(ctx context.Context) string {
 // newStmt describes a statement about to run, or returns nil when ctx belongs
 // to no session.
 func newStmt(ctx context.Context, op Op, query string, args []driver.NamedValue) *stmt {
-	session := sessionOf(ctx)
+	session := SessionOf(ctx)
 	if session == "" {
 		return nil
 	}
