@@ -160,33 +160,43 @@ const Width = 100
 // and of the README: it holds no evidence, only verdicts, so it changes only
 // when a verdict does.
 //
-// Every column is three characters wide, so that the table fits Width
-// with room for more scenarios; the column headings, up to five letters,
-// are staggered over two lines, the first heading on the first line, the
-// second on the second, and so on:
+// Every column is two characters wide, so that the table fits Width with
+// room for more scenarios; the column headings, up to five letters, are
+// staggered over three lines, the first heading on the first line, the
+// second on the second, the third on the third, the fourth on the first
+// again, and so on:
 //
-//	                       Dup   Roll  Crash
-//	                          Conf  Fault
-//	correct                ✓  ✓  ✓  ✓  ✓
+//	                       Dup   Crash
+//	                         Conf  Conc
+//	                           Roll
+//	correct                ✓ ✓ ✓ ✓ ✓
 func (rep *Report) Matrix() string {
 	var b strings.Builder
 	nameWidth := len("variant")
 	for _, v := range rep.Variants {
 		nameWidth = max(nameWidth, len(v.Name))
 	}
-	for line := range 2 {
+	// Columns are colWidth wide; a heading needs its letters and a space,
+	// so the headings are staggered over as many lines as that takes.
+	const colWidth = 2
+	longest := 1
+	for _, s := range rep.Scenarios {
+		longest = max(longest, len(s.Short))
+	}
+	lines := (longest + colWidth) / colWidth
+	for line := range lines {
 		row := fmt.Sprintf("%-*s", nameWidth, "")
 		for i, s := range rep.Scenarios {
-			if i%2 != line {
+			if i%lines != line {
 				continue
 			}
-			col := nameWidth + 2 + 3*i
+			col := nameWidth + 1 + colWidth*i
 			row += strings.Repeat(" ", col-len(row)) + s.Short
 		}
 		b.WriteString(strings.TrimRight(row, " ") + "\n")
 	}
 	for _, v := range rep.Variants {
-		row := fmt.Sprintf("%-*s ", nameWidth, v.Name)
+		row := fmt.Sprintf("%-*s", nameWidth, v.Name)
 		for _, s := range rep.Scenarios {
 			mark := None
 			if c := v.Results[s.Name]; c != nil {
@@ -195,9 +205,9 @@ func (rep *Report) Matrix() string {
 					mark = Pass
 				}
 			}
-			row += " " + mark + " "
+			row += " " + mark
 		}
-		b.WriteString(strings.TrimRight(row, " ") + "\n")
+		b.WriteString(row + "\n")
 	}
 	fmt.Fprintf(&b, "\n%s holds the guarantee   %s breaks it   %s not run\n\n", Pass, Fail, None)
 	shortWidth := 0
@@ -257,15 +267,19 @@ func ParseMatrix(text string, scenarios []ScenarioInfo) (map[string]map[string]b
 	if len(lines) < 3 {
 		return nil, fmt.Errorf("matrix has no rows")
 	}
+	// The heading lines are the ones before the first row, which starts
+	// with a variant's name; read back in column order they interleave.
+	var headLines [][]string
+	for len(headLines) < len(lines) && strings.HasPrefix(lines[len(headLines)], " ") {
+		headLines = append(headLines, strings.Fields(lines[len(headLines)]))
+	}
 	var header, shorts []string
-	first, second := strings.Fields(lines[0]), strings.Fields(lines[1])
-	for i := range max(len(first), len(second)) {
-		if i < len(first) {
-			header = append(header, first[i])
+	for i := 0; len(headLines) > 0; i++ {
+		l := headLines[i%len(headLines)]
+		if i/len(headLines) >= len(l) {
+			break
 		}
-		if i < len(second) {
-			header = append(header, second[i])
-		}
+		header = append(header, l[i/len(headLines)])
 	}
 	for _, s := range scenarios {
 		shorts = append(shorts, s.Short)
@@ -274,7 +288,7 @@ func ParseMatrix(text string, scenarios []ScenarioInfo) (map[string]map[string]b
 		return nil, fmt.Errorf("matrix columns = %v, want %v", header, shorts)
 	}
 	verdicts := map[string]map[string]bool{}
-	for _, line := range lines[2:] {
+	for _, line := range lines[len(headLines):] {
 		fields := strings.Fields(line)
 		if len(fields) == 0 {
 			break

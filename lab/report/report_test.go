@@ -7,11 +7,11 @@ import (
 	"unicode/utf8"
 )
 
-// sample is a report of 25 scenarios with long descriptions and three
+// sample is a report of 35 scenarios with long descriptions and three
 // variants with long names: more than the kit has today.
 func sample() *Report {
 	var cols []ScenarioInfo
-	for i := range 25 {
+	for i := range 35 {
 		cols = append(cols, ScenarioInfo{Name: fmt.Sprintf("Scenario%d", i), Short: fmt.Sprintf("Sc%d", i),
 			Shows: strings.Repeat("a long description of what it shows ", 5), Claims: "C1, C2", Limit: map[bool]string{true: "exercise 9"}[i == 3]})
 	}
