@@ -34,6 +34,8 @@ type Stmt struct {
 	Query   string              // the SQL text as the handler wrote it
 	Args    []driver.NamedValue // its arguments; a fault may rewrite them
 	SQL     string              // Query with whitespace collapsed, for transcripts
+
+	pid uint32 // PostgreSQL: the server process of the connection it runs on
 }
 
 // StmtResult is what a step did, as the hooking driver saw it after it ran.
