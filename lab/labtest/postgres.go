@@ -190,6 +190,14 @@ func RunPostgresCell(t *testing.T, sc Scenario, v lab.Variant, srv *Server, leve
 		return nil
 	}
 	r := NewPostgresRun(t, v, srv, level)
+	t.Cleanup(func() {
+		// A lab failure (Fatalf) skips r.Close: the server's connections
+		// must still go back.
+		for _, db := range r.opened {
+			db.closeReally()
+		}
+		r.closeKept()
+	})
 	r.Transcript.Note("", "PostgreSQL, default_transaction_isolation = "+string(level), "")
 	sc.Run(r)
 	r.Close()
@@ -359,7 +367,12 @@ func (r *Run) closePostgres(db *DB) error {
 		r.pg.mu.Unlock()
 		return nil
 	}
-	err := db.closeReally()
+	return db.closeReally()
+}
+
+// closeKept closes the databases the root run r kept for its children.
+func (r *Run) closeKept() error {
+	var err error
 	r.pg.mu.Lock()
 	kept := r.pg.free
 	r.pg.free = map[string][]*DB{}

@@ -177,6 +177,11 @@ func (r *Run) Close() {
 		}
 	}
 	r.opened = nil
+	if r.pg != nil && r.pg.root == r {
+		if err := r.closeKept(); err != nil {
+			r.tb.Errorf("closing the databases kept for PostgreSQL cases: %v", err)
+		}
+	}
 }
 
 // WantOutcome reports a failure unless a is the successful outcome want.
