@@ -107,7 +107,9 @@ func readPostgresGolden(path string) (map[string]map[string]bool, error) {
 // judgePostgres is judge for a PostgreSQL cell.
 func judgePostgres(t *testing.T, sc labtest.Scenario, v lab.Variant, level lab.Isolation, cell *report.Cell, golden map[string]map[string]bool, goldenErr error, path string) {
 	if !cell.Pass && (*strict || v.Correct()) {
-		t.Errorf("at %s: %s", strings.ToUpper(string(level)), explainFailure(sc, v, cell))
+		msg := strings.Replace(explainFailure(sc, v, cell), "reproduce: go test ./scenarios -run '^TestScenarios$/",
+			"reproduce: "+labtest.EnvPostgres+"=… go test ./scenarios -run '^TestPostgres$/^"+levelSlug(level)+"$/", 1)
+		t.Errorf("at %s: %s", strings.ToUpper(string(level)), msg)
 	}
 	if *update {
 		return

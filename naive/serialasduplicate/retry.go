@@ -32,7 +32,7 @@ func (r retrying) Process(ctx context.Context, e lab.Event) (lab.Outcome, error)
 		if lab.Retryable(err) {
 			return lab.Duplicate, nil // "someone else got there first"
 		}
-		if err == nil || attempt == Attempts {
+		if err == nil || !lab.Retryable(err) || attempt == Attempts {
 			return o, err
 		}
 		pause := time.Duration(attempt) * time.Millisecond * time.Duration(1+rand.IntN(5))
