@@ -1,7 +1,8 @@
 // Package forupdate is checkthenacttx with the check written as SELECT …
 // FOR UPDATE, in the belief that the lock keeps a second delivery out. It
 // locks the rows it finds; the row of an event not yet seen does not
-// exist, so there is nothing to lock.
+// exist, so there is nothing to lock. (SQLite has no FOR UPDATE: this
+// variant runs on PostgreSQL only.)
 //
 // Compare: diff -u naive/checkthenacttx/process.go naive/forupdate/process.go
 package forupdate
