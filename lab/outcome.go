@@ -43,8 +43,10 @@ var (
 	// the inbox row).
 	ErrUnknownAccount = errors.New("unknown account")
 	// ErrBusy: the database was locked for longer than the busy timeout, or
-	// the caller's deadline passed. Nothing is known about the event: it is
-	// neither applied nor a duplicate. Retry later.
+	// the caller's deadline passed, or (PostgreSQL) the transaction lost a
+	// serialization check or a deadlock and was rolled back (see
+	// Retryable). Nothing is known about the event: it is neither applied
+	// nor a duplicate. Retry later.
 	ErrBusy = errors.New("busy, retry later")
 )
 
@@ -71,6 +73,41 @@ type sqliteError interface {
 	Code() int
 }
 
+// PostgreSQL's SQLSTATE codes that Classify tells apart
+// (https://www.postgresql.org/docs/15/errcodes-appendix.html).
+const (
+	pgSerializationFailure = "40001" // could not serialize access
+	pgDeadlockDetected     = "40P01"
+	pgLockNotAvailable     = "55P03" // lock_timeout, or NOWAIT
+	pgQueryCanceled        = "57014" // statement_timeout, or a cancel request
+	pgForeignKey           = "23503"
+	pgCheck                = "23514"
+	pgNotNull              = "23502"
+	pgNumericOutOfRange    = "22003"
+)
+
+// pgError is what the lab needs of a PostgreSQL driver's error type
+// (pgx's *pgconn.PgError): its SQLSTATE. Like sqliteError, a method and
+// not a type, so that no driver is imported here.
+type pgError interface {
+	error
+	SQLState() string
+}
+
+// Retryable reports whether err is a PostgreSQL serialization failure
+// (40001) or deadlock (40P01): the transaction was rolled back only because
+// another one ran at the same time, and running it again from BEGIN is the
+// prescribed answer. Such an error says nothing about the event: never a
+// duplicate, never applied.
+func Retryable(err error) bool {
+	var pe pgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	code := pe.SQLState()
+	return code == pgSerializationFailure || code == pgDeadlockDetected
+}
+
 // Classify maps a database error to the kinds above, wrapping it so that both
 // the kind and the original message survive. Errors it does not recognise come
 // back unchanged, and so do errors already of a kind; nil stays nil.
@@ -83,6 +120,18 @@ func Classify(err error) error {
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return fmt.Errorf("%w: %w", ErrBusy, err)
+	}
+	var pe pgError
+	if errors.As(err, &pe) {
+		switch pe.SQLState() {
+		case pgSerializationFailure, pgDeadlockDetected, pgLockNotAvailable, pgQueryCanceled:
+			return fmt.Errorf("%w: %w", ErrBusy, err)
+		case pgForeignKey:
+			return fmt.Errorf("%w: %w", ErrUnknownAccount, err)
+		case pgCheck, pgNotNull, pgNumericOutOfRange:
+			return fmt.Errorf("%w: refused by the schema: %w", ErrInvalidEvent, err)
+		}
+		return err
 	}
 	var se sqliteError
 	if !errors.As(err, &se) {

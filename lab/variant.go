@@ -39,7 +39,44 @@ type Variant struct {
 	DSN func(path string) string
 	// New returns the handler over an opened database.
 	New func(db *sql.DB) Processor
+	// Postgres describes the variant on PostgreSQL, or is nil when its
+	// mistake has no PostgreSQL analogue (its package doc says why).
+	Postgres *Postgres
 }
+
+// Postgres is what a variant needs to run on PostgreSQL: its schema in
+// PostgreSQL's dialect, its connection settings, and, when the SQLite
+// handler cannot serve both databases, a handler of its own.
+type Postgres struct {
+	// Schema creates the tables accounts and inbox, unqualified: the lab
+	// runs it with a search_path of its own.
+	Schema string
+	// DSN returns the connection string for the lab's database at server
+	// (a postgres:// URL whose query already holds the lab's settings),
+	// with the variant's connection settings added as run-time parameters:
+	// default_transaction_isolation = level, lock_timeout,
+	// statement_timeout. Timeouts belong on the server: pgx answers a
+	// cancelled context by closing the connection.
+	DSN func(server string, level Isolation) string
+	// New returns the handler over an opened database; nil means the
+	// variant's New serves PostgreSQL too.
+	New func(db *sql.DB) Processor
+}
+
+// Isolation is a PostgreSQL transaction isolation level, spelled as
+// default_transaction_isolation takes it.
+type Isolation string
+
+// The isolation levels the lab runs every PostgreSQL variant at.
+// (PostgreSQL runs READ UNCOMMITTED as READ COMMITTED.)
+const (
+	ReadCommitted  Isolation = "read committed"
+	RepeatableRead Isolation = "repeatable read"
+	Serializable   Isolation = "serializable"
+)
+
+// Isolations are the levels in the order of the matrix's backend axis.
+var Isolations = []Isolation{ReadCommitted, RepeatableRead, Serializable}
 
 // Correct reports whether v is the correct variant, the one held to every
 // scenario's standard in every mode.

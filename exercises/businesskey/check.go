@@ -220,13 +220,13 @@ func wantOrders(r *labtest.Run, db *labtest.DB, want map[int64]int, seen ...lab.
 	for _, id := range slices.Sorted(maps.Keys(want)) {
 		order := fmt.Sprintf("order-%d", id)
 		var got int
-		if err := db.Pool().QueryRow(`SELECT activations FROM orders WHERE id = ?`, order).Scan(&got); err != nil || got != want[id] {
+		if err := db.Pool().QueryRow(`SELECT activations FROM orders WHERE id = $1`, order).Scan(&got); err != nil || got != want[id] {
 			r.Errorf("activations of %s = %d (%v), want %d", order, got, err, want[id])
 		}
 	}
 	for _, e := range seen {
 		var n int
-		if err := db.Pool().QueryRow(`SELECT count(*) FROM inbox WHERE source = ? AND event_id = ?`, e.Source, e.EventID).Scan(&n); err != nil || n != 1 {
+		if err := db.Pool().QueryRow(`SELECT count(*) FROM inbox WHERE source = $1 AND event_id = $2`, e.Source, e.EventID).Scan(&n); err != nil || n != 1 {
 			r.Errorf("inbox rows for %s = %d (%v), want 1: every event is recorded as seen, also one whose operation was done before", e.Key(), n, err)
 		}
 	}

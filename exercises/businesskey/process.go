@@ -33,7 +33,7 @@ func (h *Handler) Process(ctx context.Context, p Payment) (lab.Outcome, error) {
 
 	res, err := tx.ExecContext(ctx, `
 		INSERT INTO inbox (source, event_id, order_id, amount)
-		VALUES (?, ?, ?, ?)
+		VALUES ($1, $2, $3, $4)
 		ON CONFLICT (source, event_id) DO NOTHING`,
 		p.Source, p.EventID, p.OrderID, p.Amount)
 	if err != nil {
@@ -46,7 +46,7 @@ func (h *Handler) Process(ctx context.Context, p Payment) (lab.Outcome, error) {
 	outcome := lab.Duplicate
 	if inserted == 1 {
 		if _, err := tx.ExecContext(ctx, `
-			UPDATE orders SET activations = activations + 1 WHERE id = ?`,
+			UPDATE orders SET activations = activations + 1 WHERE id = $1`,
 			p.OrderID); err != nil {
 			return 0, lab.Classify(err)
 		}

@@ -58,7 +58,7 @@ func (h *orders) Process(ctx context.Context, p businesskey.Payment) (lab.Outcom
 		if h.fix == inboxByOrder {
 			target = "order_id"
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO inbox (source, event_id, order_id, amount) VALUES (?, ?, ?, ?)
+		res, err := tx.ExecContext(ctx, `INSERT INTO inbox (source, event_id, order_id, amount) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (`+target+`) DO NOTHING`, p.Source, p.EventID, p.OrderID, p.Amount)
 		if err != nil {
 			return false, err
@@ -67,7 +67,7 @@ func (h *orders) Process(ctx context.Context, p businesskey.Payment) (lab.Outcom
 		return n == 1, err
 	}
 	claim := func(tx *sql.Tx) (bool, error) {
-		res, err := tx.ExecContext(ctx, `INSERT INTO activations (order_id) VALUES (?) ON CONFLICT (order_id) DO NOTHING`, p.OrderID)
+		res, err := tx.ExecContext(ctx, `INSERT INTO activations (order_id) VALUES ($1) ON CONFLICT (order_id) DO NOTHING`, p.OrderID)
 		if err != nil {
 			return false, err
 		}
@@ -75,7 +75,7 @@ func (h *orders) Process(ctx context.Context, p businesskey.Payment) (lab.Outcom
 		return n == 1, err
 	}
 	activate := func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE orders SET activations = activations + 1 WHERE id = ?`, p.OrderID)
+		_, err := tx.ExecContext(ctx, `UPDATE orders SET activations = activations + 1 WHERE id = $1`, p.OrderID)
 		return err
 	}
 	inTx := func(body func(tx *sql.Tx) (lab.Outcome, error)) (lab.Outcome, error) {
@@ -104,7 +104,7 @@ func (h *orders) Process(ctx context.Context, p businesskey.Payment) (lab.Outcom
 		})
 	case orderCheckOutside:
 		var n int
-		if err := h.db.QueryRowContext(ctx, `SELECT activations FROM orders WHERE id = ?`, p.OrderID).Scan(&n); err != nil {
+		if err := h.db.QueryRowContext(ctx, `SELECT activations FROM orders WHERE id = $1`, p.OrderID).Scan(&n); err != nil {
 			return 0, lab.Classify(err)
 		}
 		return inTx(func(tx *sql.Tx) (lab.Outcome, error) {

@@ -77,12 +77,12 @@ func (h *ledgerHandler) Process(ctx context.Context, e lab.Event) (lab.Outcome, 
 	}
 	insert := h.insert
 	if insert == "" {
-		insert = `INSERT INTO inbox (source, event_id, account_id, amount) VALUES (?, ?, ?, ?)
+		insert = `INSERT INTO inbox (source, event_id, account_id, amount) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (source, event_id) DO NOTHING`
 	}
 	lookup := h.lookup
 	if lookup == "" {
-		lookup = `SELECT account_id, amount FROM inbox WHERE source = ? AND event_id = ?`
+		lookup = `SELECT account_id, amount FROM inbox WHERE source = $1 AND event_id = $2`
 	}
 	compare := func(x execer) (lab.Outcome, error) {
 		var account, amount int64
@@ -96,7 +96,7 @@ func (h *ledgerHandler) Process(ctx context.Context, e lab.Event) (lab.Outcome, 
 	}
 	if h.seenOutside {
 		var n int
-		if err := h.db.QueryRowContext(ctx, `SELECT count(*) FROM inbox WHERE source = ? AND event_id = ?`, e.Source, id).Scan(&n); err != nil {
+		if err := h.db.QueryRowContext(ctx, `SELECT count(*) FROM inbox WHERE source = $1 AND event_id = $2`, e.Source, id).Scan(&n); err != nil {
 			return 0, h.classify(err)
 		}
 		if n > 0 {
@@ -120,7 +120,7 @@ func (h *ledgerHandler) Process(ctx context.Context, e lab.Event) (lab.Outcome, 
 		}
 	}
 	credit := func() error {
-		_, err := x.ExecContext(ctx, `UPDATE accounts SET balance = balance + ? WHERE id = ?`, e.Amount, e.AccountID)
+		_, err := x.ExecContext(ctx, `UPDATE accounts SET balance = balance + $1 WHERE id = $2`, e.Amount, e.AccountID)
 		return err
 	}
 	if h.effectFirst {
@@ -155,7 +155,7 @@ func (h *ledgerHandler) Process(ctx context.Context, e lab.Event) (lab.Outcome, 
 	if !h.effectFirst {
 		if err := credit(); err != nil {
 			if h.compensate {
-				h.db.ExecContext(ctx, `DELETE FROM inbox WHERE source = ? AND event_id = ?`, e.Source, id)
+				h.db.ExecContext(ctx, `DELETE FROM inbox WHERE source = $1 AND event_id = $2`, e.Source, id)
 			}
 			return 0, h.classify(err)
 		}

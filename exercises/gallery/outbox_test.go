@@ -103,7 +103,7 @@ func markThenSend(ctx context.Context, db *sql.DB, mailer outbox.Mailer) error {
 	}
 	rows.Close()
 	for _, m := range pending {
-		if _, err := db.ExecContext(ctx, `UPDATE outbox SET sent = 1 WHERE id = ?`, m.ID); err != nil {
+		if _, err := db.ExecContext(ctx, `UPDATE outbox SET sent = 1 WHERE id = $1`, m.ID); err != nil {
 			return err
 		}
 		if err := mailer.Send(ctx, m); err != nil {

@@ -25,11 +25,11 @@ func (w wrongFix) variant() lab.Variant { return w.fix.variant("gallery/" + w.na
 var repairs = []wrongFix{
 	// Exercise 1: the key lives in three places.
 	{"sourcescope/key-and-target-not-lookup", "the key and the ON CONFLICT target fixed, the lookup of the stored payload still by event_id: provider-b's repeat is compared with provider-a's row",
-		ledger{lookup: `SELECT account_id, amount FROM inbox WHERE event_id = ?2 AND ?1 IS NOT NULL`}, sourcescope.Check, []string{"SourceScope", "SecondSourceRepeat"}},
+		ledger{lookup: `SELECT account_id, amount FROM inbox WHERE event_id = $12 AND $21 IS NOT NULL`}, sourcescope.Check, []string{"SourceScope", "SecondSourceRepeat"}},
 	{"sourcescope/target-and-lookup-not-key", "ON CONFLICT (source, event_id) and the lookup fixed, the schema's key still event_id alone: no constraint matches the ON CONFLICT target",
 		ledger{schema: key("event_id")}, sourcescope.Check, []string{"SourceScope"}},
 	{"sourcescope/source-in-the-id", "the schema untouched, the source folded into event_id ('provider-b:evt-1'): the inbox no longer says which event it holds",
-		ledger{schema: key("event_id"), insert: `INSERT INTO inbox (source, event_id, account_id, amount) VALUES (?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING`, prefixSource: true},
+		ledger{schema: key("event_id"), insert: `INSERT INTO inbox (source, event_id, account_id, amount) VALUES ($1, $2, $3, $4) ON CONFLICT (event_id) DO NOTHING`, prefixSource: true},
 		sourcescope.Check, []string{"SourceScope", "Duplicate"}},
 
 	// Exercise 2: foreign keys are per connection.
@@ -42,19 +42,19 @@ var repairs = []wrongFix{
 
 	// Exercise 4: check-then-act.
 	{"checkthenact/select-outside-unique-is-duplicate", "the writes in one transaction, the SELECT still outside it, and the UNIQUE violation of the loser answered as a duplicate",
-		ledger{seenOutside: true, insert: `INSERT INTO inbox (source, event_id, account_id, amount) VALUES (?, ?, ?, ?)`, uniqueIsDuplicate: true, effectFirst: true},
+		ledger{seenOutside: true, insert: `INSERT INTO inbox (source, event_id, account_id, amount) VALUES ($1, $2, $3, $4)`, uniqueIsDuplicate: true, effectFirst: true},
 		checkthenact.Check, []string{"ConflictRace"}},
 	{"checkthenact/no-payload-comparison", "the key decides inside the transaction, but a repeat is a duplicate whatever its payload",
 		ledger{noCompare: true}, checkthenact.Check, []string{"ConflictRace", "PayloadConflict"}},
 	{"checkthenact/select-outside", "the writes in one transaction, the SELECT still outside it",
-		ledger{seenOutside: true, insert: `INSERT INTO inbox (source, event_id, account_id, amount) VALUES (?, ?, ?, ?)`, effectFirst: true},
+		ledger{seenOutside: true, insert: `INSERT INTO inbox (source, event_id, account_id, amount) VALUES ($1, $2, $3, $4)`, effectFirst: true},
 		checkthenact.Check, []string{"Race", "ConflictRace", "Concurrent"}},
 	{"checkthenact/row-first-autocommit", "the inbox row first, so the key refuses the loser — each statement still on its own",
 		ledger{noTx: true}, checkthenact.Check, []string{"FaultSweep"}},
 
 	// Exercise 5: one COMMIT.
 	{"markfirst/credit-first", "the order swapped: the credit committed first, then the inbox row",
-		ledger{effectFirst: true, noTx: true, insert: `INSERT INTO inbox (source, event_id, account_id, amount) VALUES (?, ?, ?, ?) ON CONFLICT (source, event_id) DO NOTHING`},
+		ledger{effectFirst: true, noTx: true, insert: `INSERT INTO inbox (source, event_id, account_id, amount) VALUES ($1, $2, $3, $4) ON CONFLICT (source, event_id) DO NOTHING`},
 		markfirst.Check, []string{"Rollback", "FaultSweep"}},
 	{"markfirst/compensating-delete", "two transactions, and a DELETE of the inbox row when the credit fails",
 		ledger{compensate: true}, markfirst.Check, []string{"FaultSweep", "Crash"}},
@@ -63,9 +63,9 @@ var repairs = []wrongFix{
 
 	// Exercise 6: name the one conflict you expect.
 	{"insertorignore/or-replace", "INSERT OR REPLACE instead of OR IGNORE",
-		ledger{insert: `INSERT OR REPLACE INTO inbox (source, event_id, account_id, amount) VALUES (?, ?, ?, ?)`}, insertorignore.Check, []string{"DatabaseRefusal", "Duplicate"}},
+		ledger{insert: `INSERT OR REPLACE INTO inbox (source, event_id, account_id, amount) VALUES ($1, $2, $3, $4)`}, insertorignore.Check, []string{"DatabaseRefusal", "Duplicate"}},
 	{"insertorignore/every-error-is-duplicate", "a plain INSERT, and its error caught and called a duplicate",
-		ledger{insert: `INSERT INTO inbox (source, event_id, account_id, amount) VALUES (?, ?, ?, ?)`, anyErrIsDuplicate: true}, insertorignore.Check, []string{"DatabaseRefusal"}},
+		ledger{insert: `INSERT INTO inbox (source, event_id, account_id, amount) VALUES ($1, $2, $3, $4)`, anyErrIsDuplicate: true}, insertorignore.Check, []string{"DatabaseRefusal"}},
 	{"insertorignore/raw-errors", "ON CONFLICT on the key, but the refusal returned as it came, not classified",
 		ledger{rawErrors: true}, insertorignore.Check, []string{"DatabaseRefusal"}},
 }

@@ -62,7 +62,7 @@ func (h *receipts) Process(ctx context.Context, e lab.Event) (replay.Receipt, er
 	}
 	defer tx.Rollback()
 	res, err := tx.ExecContext(ctx, `INSERT INTO inbox (source, event_id, account_id, amount, balance_after)
-		VALUES (?, ?, ?, ?, 0) ON CONFLICT (source, event_id) DO NOTHING`, e.Source, e.EventID, e.AccountID, e.Amount)
+		VALUES ($1, $2, $3, $4, 0) ON CONFLICT (source, event_id) DO NOTHING`, e.Source, e.EventID, e.AccountID, e.Amount)
 	if err != nil {
 		return fail(err)
 	}
@@ -72,7 +72,7 @@ func (h *receipts) Process(ctx context.Context, e lab.Event) (replay.Receipt, er
 	}
 	if inserted == 0 {
 		var account, amount, stored int64
-		if err := tx.QueryRowContext(ctx, `SELECT account_id, amount, balance_after FROM inbox WHERE source = ? AND event_id = ?`,
+		if err := tx.QueryRowContext(ctx, `SELECT account_id, amount, balance_after FROM inbox WHERE source = $1 AND event_id = $2`,
 			e.Source, e.EventID).Scan(&account, &amount, &stored); err != nil {
 			return fail(err)
 		}
@@ -84,7 +84,7 @@ func (h *receipts) Process(ctx context.Context, e lab.Event) (replay.Receipt, er
 			m, ok := h.memo[e.Key()]
 			h.mu.Unlock()
 			if !ok { // not this process's: the best it can say
-				if err := tx.QueryRowContext(ctx, `SELECT balance FROM accounts WHERE id = ?`, e.AccountID).Scan(&m); err != nil {
+				if err := tx.QueryRowContext(ctx, `SELECT balance FROM accounts WHERE id = $1`, e.AccountID).Scan(&m); err != nil {
 					return fail(err)
 				}
 			}
@@ -93,10 +93,10 @@ func (h *receipts) Process(ctx context.Context, e lab.Event) (replay.Receipt, er
 		return replay.Receipt{Outcome: lab.Duplicate, Balance: stored}, tx.Commit()
 	}
 	var before, after int64
-	if err := tx.QueryRowContext(ctx, `SELECT balance FROM accounts WHERE id = ?`, e.AccountID).Scan(&before); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT balance FROM accounts WHERE id = $1`, e.AccountID).Scan(&before); err != nil {
 		return fail(err)
 	}
-	if err := tx.QueryRowContext(ctx, `UPDATE accounts SET balance = balance + ? WHERE id = ? RETURNING balance`,
+	if err := tx.QueryRowContext(ctx, `UPDATE accounts SET balance = balance + $1 WHERE id = $2 RETURNING balance`,
 		e.Amount, e.AccountID).Scan(&after); err != nil {
 		return fail(err)
 	}
@@ -107,7 +107,7 @@ func (h *receipts) Process(ctx context.Context, e lab.Event) (replay.Receipt, er
 	store := func(x interface {
 		ExecContext(context.Context, string, ...any) (sql.Result, error)
 	}) error {
-		_, err := x.ExecContext(ctx, `UPDATE inbox SET balance_after = ? WHERE source = ? AND event_id = ?`, answer, e.Source, e.EventID)
+		_, err := x.ExecContext(ctx, `UPDATE inbox SET balance_after = $1 WHERE source = $2 AND event_id = $3`, answer, e.Source, e.EventID)
 		return err
 	}
 	switch h.fix {

@@ -37,7 +37,7 @@ func (h *Handler) Process(ctx context.Context, e lab.Event) (Receipt, error) {
 
 	res, err := tx.ExecContext(ctx, `
 		INSERT INTO inbox (source, event_id, account_id, amount)
-		VALUES (?, ?, ?, ?)
+		VALUES ($1, $2, $3, $4)
 		ON CONFLICT (source, event_id) DO NOTHING`,
 		e.Source, e.EventID, e.AccountID, e.Amount)
 	if err != nil {
@@ -51,7 +51,7 @@ func (h *Handler) Process(ctx context.Context, e lab.Event) (Receipt, error) {
 	receipt := Receipt{Outcome: lab.Applied}
 	if inserted == 1 {
 		if err := tx.QueryRowContext(ctx, `
-			UPDATE accounts SET balance = balance + ? WHERE id = ?
+			UPDATE accounts SET balance = balance + $1 WHERE id = $2
 			RETURNING balance`,
 			e.Amount, e.AccountID).Scan(&receipt.Balance); err != nil {
 			return Receipt{}, lab.Classify(err)
@@ -60,7 +60,7 @@ func (h *Handler) Process(ctx context.Context, e lab.Event) (Receipt, error) {
 		var account, amount int64
 		if err := tx.QueryRowContext(ctx, `
 			SELECT account_id, amount FROM inbox
-			WHERE source = ? AND event_id = ?`,
+			WHERE source = $1 AND event_id = $2`,
 			e.Source, e.EventID).Scan(&account, &amount); err != nil {
 			return Receipt{}, lab.Classify(err)
 		}
@@ -70,13 +70,16 @@ func (h *Handler) Process(ctx context.Context, e lab.Event) (Receipt, error) {
 		}
 		receipt.Outcome = lab.Duplicate
 		if err := tx.QueryRowContext(ctx, `
-			SELECT balance FROM accounts WHERE id = ?`,
+			SELECT balance FROM accounts WHERE id = $1`,
 			e.AccountID).Scan(&receipt.Balance); err != nil {
 			return Receipt{}, lab.Classify(err)
 		}
 	}
 
 	if err := tx.Commit(); err != nil {
+		if ctx.Err() != nil { // the caller gave up: see correct.commit
+			err = fmt.Errorf("%w: %w", ctx.Err(), err)
+		}
 		return Receipt{}, lab.Classify(err)
 	}
 	return receipt, nil

@@ -36,6 +36,7 @@ type DB struct {
 	wal     bool
 	proc    lab.Processor
 	initial map[int64]int64 // balances as seeded
+	pg      *pgDB           // nil on SQLite
 
 	mu      sync.Mutex
 	steps   map[string]int // statements so far, per session
@@ -73,6 +74,12 @@ func (r *Run) open(wal bool, accounts []Account) *DB {
 	r.tb.Helper()
 	if len(accounts) == 0 {
 		accounts = []Account{{ID: 1}}
+	}
+	if r.pg != nil {
+		if wal {
+			r.tb.Fatalf("OpenWAL: write-ahead-log mode is SQLite's; PostgreSQL always logs ahead")
+		}
+		return r.openPostgres(accounts)
 	}
 	r.dbs++
 	path := filepath.Join(r.tempDir(), fmt.Sprintf("lab%d.db", r.dbs))
@@ -190,7 +197,12 @@ func beginStatement(dsn string) string {
 }
 
 // Close closes the database. Run.Close calls it after the invariants.
-func (db *DB) close() error { return db.sql.Close() }
+func (db *DB) close() error {
+	if db.pg != nil {
+		return db.run.closePostgres(db)
+	}
+	return db.sql.Close()
+}
 
 // Inject adds a fault for the statements that follow.
 func (db *DB) Inject(f Fault) *Fault {
@@ -211,7 +223,7 @@ func (db *DB) Reset() {
 		db.run.tb.Fatalf("Reset: %v", err)
 	}
 	for id, b := range db.initial {
-		if _, err := db.sql.Exec(`UPDATE accounts SET balance = ? WHERE id = ?`, b, id); err != nil {
+		if _, err := db.sql.Exec(`UPDATE accounts SET balance = $1 WHERE id = $2`, b, id); err != nil {
 			db.run.tb.Fatalf("Reset: %v", err)
 		}
 	}
@@ -691,7 +703,7 @@ func (db *DB) snapshot() snapshot {
 	// The casts and ifnulls read whatever a broken schema let in (a NULL
 	// key, a REAL amount) as a row the invariants can report, instead of
 	// a scan error that would stop the lab.
-	rows, err := db.sql.Query(`SELECT id, CAST(balance AS INTEGER) FROM accounts`)
+	rows, err := db.sql.Query(`SELECT id, CAST(balance AS BIGINT) FROM accounts`)
 	if err != nil {
 		db.run.tb.Fatalf("reading accounts: %v", err)
 	}
@@ -703,8 +715,8 @@ func (db *DB) snapshot() snapshot {
 		s.balances[id] = b
 	}
 	rows.Close()
-	rows, err = db.sql.Query(`SELECT ifnull(source, '(NULL)'), ifnull(event_id, '(NULL)'),
-		ifnull(account_id, 0), CAST(amount AS INTEGER) FROM inbox`)
+	rows, err = db.sql.Query(`SELECT coalesce(source, '(NULL)'), coalesce(event_id, '(NULL)'),
+		coalesce(account_id, 0), CAST(amount AS BIGINT) FROM inbox`)
 	if err != nil {
 		db.run.tb.Fatalf("reading inbox: %v", err)
 	}

@@ -43,6 +43,7 @@ type connector struct {
 	base  driver.Connector
 	hooks stepper
 	begin string // what BEGIN looks like on this DSN, for transcripts
+	pg    *pgDB  // PostgreSQL: where to record each connection's server process
 }
 
 // Connect implements driver.Connector.
@@ -51,7 +52,12 @@ func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &conn{base: base, c: c}, nil
+	cn := &conn{base: base, c: c}
+	if c.pg != nil {
+		cn.pid = pidOf(base)
+		c.pg.connected(cn.pid)
+	}
+	return cn, nil
 }
 
 // Driver implements driver.Connector.
@@ -62,8 +68,9 @@ func (c *connector) Driver() driver.Driver { return c.base.Driver() }
 type conn struct {
 	base  driver.Conn
 	c     *connector
-	inTx  bool  // between a successful BEGIN and its COMMIT or ROLLBACK
-	pages int64 // the max_page_count this connection has, 0 for SQLite's default
+	inTx  bool   // between a successful BEGIN and its COMMIT or ROLLBACK
+	pages int64  // the max_page_count this connection has, 0 for SQLite's default
+	pid   uint32 // PostgreSQL: the connection's server process
 }
 
 // noPageLimit is SQLite's default max_page_count.
@@ -75,7 +82,7 @@ const noPageLimit = 4294967294
 // SQLITE_FULL, as on a full disk.
 func (c *conn) limitPages() error {
 	want := c.c.hooks.pageLimit()
-	if want == c.pages {
+	if want == c.pages || c.c.pg != nil {
 		return nil
 	}
 	n := want
@@ -175,7 +182,14 @@ func (c *conn) ResetSession(ctx context.Context) error {
 	return c.base.(driver.SessionResetter).ResetSession(ctx)
 }
 
-func (c *conn) IsValid() bool { return c.base.(driver.Validator).IsValid() }
+// IsValid forwards to the base connection when it can tell (modernc's
+// can; pgx's stdlib connection reports a broken one from ResetSession).
+func (c *conn) IsValid() bool {
+	if v, ok := c.base.(driver.Validator); ok {
+		return v.IsValid()
+	}
+	return true
+}
 
 func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
 	if ch, ok := c.base.(driver.NamedValueChecker); ok {
@@ -194,6 +208,7 @@ func (c *conn) before(ctx context.Context, s *stmt) error {
 	if err := c.limitPages(); err != nil {
 		return err
 	}
+	s.pid = c.pid
 	return c.c.hooks.before(ctx, s)
 }
 
@@ -266,6 +281,7 @@ func (t *hookedTx) Commit() error {
 		return t.base.Commit()
 	}
 	defer t.c.c.hooks.ended(t.open) // once the step is logged
+	s.pid = t.c.pid
 	if err := t.c.c.hooks.before(t.ctx, s); err != nil {
 		t.base.Rollback()
 		return err
@@ -284,6 +300,7 @@ func (t *hookedTx) Rollback() error {
 		return t.base.Rollback()
 	}
 	defer t.c.c.hooks.ended(t.open) // once the step is logged
+	s.pid = t.c.pid
 	injected := t.c.c.hooks.before(t.ctx, s)
 	err := t.base.Rollback()
 	if err := t.c.c.finish(t.ctx, s, err); err != nil {

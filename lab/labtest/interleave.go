@@ -35,13 +35,17 @@ type tried struct {
 // which the scheduler detects (see settle) rather than chooses. Each
 // interleaving is run once, from the start, by replaying the decisions that
 // lead to it; the first is the round-robin one that Concurrently runs. The
-// permutations are returned sorted by schedule.
-func (r *Run) Interleavings(accounts []Account, sessions [][]lab.Event, want func(c *Run, db *DB, answers []Answer)) []report.Permutation {
+// permutations are returned sorted by schedule. Faults, if any, are
+// injected into every interleaving's database before it starts.
+func (r *Run) Interleavings(accounts []Account, sessions [][]lab.Event, want func(c *Run, db *DB, answers []Answer), faults ...Fault) []report.Permutation {
 	var perms []tried
 	var explore func(plan []string)
 	explore = func(plan []string) {
 		c := r.child()
 		db := c.Open(accounts...)
+		for _, f := range faults {
+			db.Inject(f)
+		}
 		answers, decisions := db.schedule(func(step int, _ []string, robin string) string {
 			if step < len(plan) {
 				return plan[step]

@@ -45,6 +45,7 @@ type Run struct {
 	dbs       int
 	opened    []*DB
 	templates map[string][]byte // freshly set up database files, by seed
+	pg        *pgTarget         // nil on SQLite
 }
 
 // NewRun starts a run of v. tb provides temporary directories and stops the
@@ -60,7 +61,7 @@ func NewRun(tb testing.TB, v lab.Variant) *Run {
 func (r *Run) Child() *Run { return r.child() }
 
 func (r *Run) child() *Run {
-	return &Run{Variant: r.Variant, tb: r.tb, templates: r.templates}
+	return &Run{Variant: r.Variant, tb: r.tb, templates: r.templates, pg: r.pg}
 }
 
 // Errorf records that the variant broke a guarantee. The message follows the
@@ -176,6 +177,11 @@ func (r *Run) Close() {
 		}
 	}
 	r.opened = nil
+	if r.pg != nil && r.pg.root == r {
+		if err := r.closeKept(); err != nil {
+			r.tb.Errorf("closing the databases kept for PostgreSQL cases: %v", err)
+		}
+	}
 }
 
 // WantOutcome reports a failure unless a is the successful outcome want.

@@ -54,9 +54,10 @@ const stuckAfter = 10 * time.Minute
 type session struct {
 	name     string
 	release  chan struct{}
-	parkedAt *stmt // the statement it waits to run; nil while it runs
-	waiting  bool  // released, but blocked on the write lock
-	inTx     bool  // inside a transaction after its last finished statement
+	parkedAt *stmt  // the statement it waits to run; nil while it runs
+	waiting  bool   // released, but blocked on the write lock
+	pid      uint32 // PostgreSQL: the server process its last released statement ran on
+	inTx     bool   // inside a transaction after its last finished statement
 	done     bool
 }
 
@@ -64,6 +65,16 @@ type scheduler struct {
 	db       *DB
 	mu       sync.Mutex
 	sessions []*session
+	realtime bool          // PostgreSQL: no bubble; waits are seen by asking the server
+	changed  chan struct{} // signalled when a session parks or finishes
+}
+
+// signal wakes the scheduler if it polls for a session to park or finish.
+func (sc *scheduler) signal() {
+	select {
+	case sc.changed <- struct{}{}:
+	default:
+	}
 }
 
 // park blocks the session of s until the scheduler releases it. Statements
@@ -76,6 +87,7 @@ func (sc *scheduler) park(s *stmt) {
 	sc.mu.Lock()
 	sess.parkedAt = s
 	sc.mu.Unlock()
+	sc.signal()
 	<-sess.release
 }
 
@@ -193,7 +205,7 @@ type decision struct {
 // answers and every decision made. Replaying the decisions of one run
 // reproduces it exactly, which is what lets Interleavings enumerate them.
 func (db *DB) schedule(choose Chooser, sessions [][]lab.Event) ([]Answer, []decision) {
-	sc := &scheduler{db: db}
+	sc := &scheduler{db: db, realtime: db.pg != nil, changed: make(chan struct{}, 1)}
 	db.mu.Lock()
 	db.sched = sc
 	first := len(db.answers)
@@ -216,11 +228,16 @@ func (db *DB) schedule(choose Chooser, sessions [][]lab.Event) ([]Answer, []deci
 			sc.mu.Lock()
 			s.done = true
 			sc.mu.Unlock()
+			sc.signal()
 		}()
 		// Let it reach its first statement before the next one starts, so
 		// that even the "deliver" lines of the transcript are in a fixed
 		// order.
-		synctest.Wait()
+		if sc.realtime {
+			sc.awaitReal(s, 0)
+		} else {
+			synctest.Wait()
+		}
 	}
 	defer func() {
 		// A chooser that panics (a property test's draw that ends the test
@@ -250,7 +267,11 @@ func (sc *scheduler) run(choose Chooser) []decision {
 			if !sc.anyWaiting() {
 				return decisions
 			}
-			sc.settle(true) // only waiters are left: one of them must get the lock
+			if sc.realtime {
+				sc.settleReal(true)
+			} else {
+				sc.settle(true) // only waiters are left: one of them must get the lock
+			}
 			continue
 		}
 		robin := sc.roundRobin(parked, next)
@@ -312,13 +333,31 @@ func (sc *scheduler) anyWaiting() bool {
 // bubble is quiet again, and returns the step's name ("B2": session B's
 // second statement).
 func (sc *scheduler) step(s *session) string {
-	advance(time.Microsecond) // each release at an instant of its own
+	if !sc.realtime {
+		advance(time.Microsecond) // each release at an instant of its own
+	}
 	sc.mu.Lock()
 	st := s.parkedAt
 	s.parkedAt = nil
+	s.pid = st.pid
 	sc.mu.Unlock()
 
 	s.release <- struct{}{}
+	if sc.realtime {
+		waits := sc.awaitReal(s, st.pid)
+		sc.mu.Lock()
+		s.waiting = waits
+		sc.mu.Unlock()
+		if waits {
+			sc.db.run.Transcript.StepNote(st, "<waiting>")
+		} else {
+			// Any step may have released a lock (an error inside a
+			// transaction does not, its ROLLBACK does): look at every
+			// waiter again.
+			sc.settleReal(false)
+		}
+		return fmt.Sprintf("%s%d", s.name, st.N)
+	}
 	synctest.Wait()
 
 	sc.mu.Lock()

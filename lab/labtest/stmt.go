@@ -34,6 +34,8 @@ type stmt struct {
 	Query   string              // the SQL text as the handler wrote it
 	Args    []driver.NamedValue // its arguments; a fault may rewrite them
 	SQL     string              // Query with whitespace collapsed, for transcripts
+
+	pid uint32 // PostgreSQL: the server process of the connection it runs on
 }
 
 // stmtResult is what a step did, as the hooking driver saw it after it ran.
@@ -46,8 +48,10 @@ type stmtResult struct {
 	NotRun       bool           // a fault injected before it stopped it: Err is that fault
 }
 
-// Text renders the statement with its arguments in place of the ?s, as a
-// student would type it into the sqlite3 shell.
+// Text renders the statement with its arguments in place of its
+// placeholders, as a student would type it into the sqlite3 shell or psql:
+// each ? takes the next argument, and $n (the style both SQLite and
+// PostgreSQL accept) the n-th.
 func (s *stmt) Text() string {
 	if len(s.Args) == 0 {
 		return s.SQL
@@ -55,16 +59,27 @@ func (s *stmt) Text() string {
 	var b strings.Builder
 	next := 0
 	inQuote := false
-	for _, r := range s.SQL {
+	for i := 0; i < len(s.SQL); i++ {
+		c := s.SQL[i]
 		switch {
-		case r == '\'':
+		case c == '\'':
 			inQuote = !inQuote
-		case r == '?' && !inQuote && next < len(s.Args):
+		case c == '?' && !inQuote && next < len(s.Args):
 			b.WriteString(literal(s.Args[next].Value))
 			next++
 			continue
+		case c == '$' && !inQuote:
+			j := i + 1
+			for j < len(s.SQL) && s.SQL[j] >= '0' && s.SQL[j] <= '9' {
+				j++
+			}
+			if n, err := strconv.Atoi(s.SQL[i+1 : j]); err == nil && n >= 1 && n <= len(s.Args) {
+				b.WriteString(literal(s.Args[n-1].Value))
+				i = j - 1
+				continue
+			}
 		}
-		b.WriteRune(r)
+		b.WriteByte(c)
 	}
 	return b.String()
 }

@@ -23,6 +23,13 @@ func TestStmtDescription(t *testing.T) {
 		{"select count(*) from inbox where x = '?' and y = ?", []any{"v"}, OpSelect, "inbox",
 			"select count(*) from inbox where x = '?' and y = 'v'"},
 		{"PRAGMA integrity_check", nil, OpOther, "", "PRAGMA integrity_check"},
+		// $n placeholders, which SQLite and PostgreSQL both accept, take the
+		// n-th argument wherever they stand; a $ in a string or past the
+		// arguments stays as written.
+		{"UPDATE accounts SET balance = balance + $2 WHERE id = $1", []any{int64(1), int64(500)},
+			OpUpdate, "accounts", "UPDATE accounts SET balance = balance + 500 WHERE id = 1"},
+		{"SELECT $1, '$1', $10, $1x FROM inbox", []any{"a"}, OpSelect, "inbox", "SELECT 'a', '$1', $10, 'a'x FROM inbox"},
+		{"SELECT 'ü' || $1 FROM inbox", []any{"é"}, OpSelect, "inbox", "SELECT 'ü' || 'é' FROM inbox"},
 	} {
 		var args []driver.NamedValue
 		for i, a := range c.args {

@@ -36,7 +36,7 @@ func (h *Handler) Process(ctx context.Context, e lab.Event) (lab.Outcome, error)
 
 	res, err := tx.ExecContext(ctx, `
 		INSERT INTO inbox (source, event_id, account_id, amount)
-		VALUES (?, ?, ?, ?)
+		VALUES ($1, $2, $3, $4)
 		ON CONFLICT (source, event_id) DO NOTHING`,
 		e.Source, e.EventID, e.AccountID, e.Amount)
 	if err != nil {
@@ -56,7 +56,7 @@ func (h *Handler) Process(ctx context.Context, e lab.Event) (lab.Outcome, error)
 		var account, amount int64
 		if err := tx.QueryRowContext(ctx, `
 			SELECT account_id, amount FROM inbox
-			WHERE source = ? AND event_id = ?`,
+			WHERE source = $1 AND event_id = $2`,
 			e.Source, e.EventID).Scan(&account, &amount); err != nil {
 			return 0, lab.Classify(err)
 		}
@@ -83,7 +83,7 @@ func credit(ctx context.Context, db interface {
 	ExecContext(context.Context, string, ...any) (sql.Result, error)
 }, e lab.Event) error {
 	res, err := db.ExecContext(ctx, `
-		UPDATE accounts SET balance = balance + ? WHERE id = ?`,
+		UPDATE accounts SET balance = balance + $1 WHERE id = $2`,
 		e.Amount, e.AccountID)
 	if err != nil {
 		return lab.Classify(err)

@@ -3,15 +3,15 @@
 // Package debit is a mutant of correct/, for mutation testing of the
 // scenario matrix: correct/ with one change in process.go,
 //
-//	`balance + ?` → `balance - ?`
+//	`balance + $1` → `balance - $1`
 //
 // where correct/ has
 //
-//	SET balance = balance + ?
+//	SET balance = balance + $1
 //
 // and this mutant has
 //
-//	SET balance = balance - ?
+//	SET balance = balance - $1
 //
 // mutants/REPORT.md says which scenarios kill it. Generated from the
 // table in mutants/gen/mutations.go by go generate ./mutants; compare:

@@ -11,8 +11,13 @@ import (
 // Variant describes this package to the lab.
 var Variant = lab.Variant{
 	Name:    "mutants/debit",
-	Mistake: "`balance + ?` → `balance - ?`",
+	Mistake: "`balance + 	` → `balance - 	`",
 	Schema:  Schema,
 	DSN:     DSN,
 	New:     func(db *sql.DB) lab.Processor { return New(db) },
+	Postgres: &lab.Postgres{
+		Schema: PostgresSchema,
+		DSN:    PostgresDSN,
+		New:    func(db *sql.DB) lab.Processor { return Retry(New(db)) },
+	},
 }

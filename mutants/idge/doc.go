@@ -3,15 +3,15 @@
 // Package idge is a mutant of correct/, for mutation testing of the
 // scenario matrix: correct/ with one change in process.go,
 //
-//	`WHERE id = ?` → `WHERE id >= ?`: the credit lands on this account and every later one
+//	`WHERE id = $2` → `WHERE id >= $2`: the credit lands on this account and every later one
 //
 // where correct/ has
 //
-//	WHERE id = ?
+//	WHERE id = $2
 //
 // and this mutant has
 //
-//	WHERE id >= ?
+//	WHERE id >= $2
 //
 // mutants/REPORT.md says which scenarios kill it. Generated from the
 // table in mutants/gen/mutations.go by go generate ./mutants; compare:

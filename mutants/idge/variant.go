@@ -11,8 +11,13 @@ import (
 // Variant describes this package to the lab.
 var Variant = lab.Variant{
 	Name:    "mutants/idge",
-	Mistake: "`WHERE id = ?` → `WHERE id >= ?`: the credit lands on this account and every later one",
+	Mistake: "`WHERE id =    ` → `WHERE id >=    `: the credit lands on this account and every later one",
 	Schema:  Schema,
 	DSN:     DSN,
 	New:     func(db *sql.DB) lab.Processor { return New(db) },
+	Postgres: &lab.Postgres{
+		Schema: PostgresSchema,
+		DSN:    PostgresDSN,
+		New:    func(db *sql.DB) lab.Processor { return Retry(New(db)) },
+	},
 }

@@ -7,12 +7,12 @@
 //
 // where correct/ has
 //
-//	WHERE source = ? AND event_id = ?`,
+//	WHERE source = $1 AND event_id = $2`,
 //				e.Source, e.EventID)
 //
 // and this mutant has
 //
-//	WHERE event_id = ?`,
+//	WHERE event_id = $1`,
 //				e.EventID)
 //
 // mutants/REPORT.md says which scenarios kill it. Generated from the

@@ -30,7 +30,7 @@ func (h *Handler) Process(ctx context.Context, p businesskey.Payment) (lab.Outco
 
 	res, err := tx.ExecContext(ctx, `
 		INSERT INTO inbox (source, event_id, order_id, amount)
-		VALUES (?, ?, ?, ?)
+		VALUES ($1, $2, $3, $4)
 		ON CONFLICT (source, event_id) DO NOTHING`,
 		p.Source, p.EventID, p.OrderID, p.Amount)
 	if err != nil {
@@ -44,7 +44,7 @@ func (h *Handler) Process(ctx context.Context, p businesskey.Payment) (lab.Outco
 	if inserted == 1 {
 		// A new event; is it a new operation too?
 		res, err := tx.ExecContext(ctx, `
-			INSERT INTO activations (order_id) VALUES (?)
+			INSERT INTO activations (order_id) VALUES ($1)
 			ON CONFLICT (order_id) DO NOTHING`,
 			p.OrderID)
 		if err != nil {
@@ -57,7 +57,7 @@ func (h *Handler) Process(ctx context.Context, p businesskey.Payment) (lab.Outco
 	}
 	if inserted == 1 {
 		if _, err := tx.ExecContext(ctx, `
-			UPDATE orders SET activations = activations + 1 WHERE id = ?`,
+			UPDATE orders SET activations = activations + 1 WHERE id = $1`,
 			p.OrderID); err != nil {
 			return 0, lab.Classify(err)
 		}

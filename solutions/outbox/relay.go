@@ -33,7 +33,7 @@ func Relay(ctx context.Context, db *sql.DB, mailer outbox.Mailer) error {
 		if err := mailer.Send(ctx, m); err != nil {
 			return fmt.Errorf("sending %s: %w", m.ID, err)
 		}
-		if _, err := db.ExecContext(ctx, `UPDATE outbox SET sent = 1 WHERE id = ?`, m.ID); err != nil {
+		if _, err := db.ExecContext(ctx, `UPDATE outbox SET sent = 1 WHERE id = $1`, m.ID); err != nil {
 			return err
 		}
 	}

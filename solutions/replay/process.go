@@ -33,7 +33,7 @@ func (h *Handler) Process(ctx context.Context, e lab.Event) (replay.Receipt, err
 	// The balance after is not known yet: 0 until the UPDATE below tells.
 	res, err := tx.ExecContext(ctx, `
 		INSERT INTO inbox (source, event_id, account_id, amount, balance_after)
-		VALUES (?, ?, ?, ?, 0)
+		VALUES ($1, $2, $3, $4, 0)
 		ON CONFLICT (source, event_id) DO NOTHING`,
 		e.Source, e.EventID, e.AccountID, e.Amount)
 	if err != nil {
@@ -47,13 +47,13 @@ func (h *Handler) Process(ctx context.Context, e lab.Event) (replay.Receipt, err
 	receipt := replay.Receipt{Outcome: lab.Applied}
 	if inserted == 1 {
 		if err := tx.QueryRowContext(ctx, `
-			UPDATE accounts SET balance = balance + ? WHERE id = ?
+			UPDATE accounts SET balance = balance + $1 WHERE id = $2
 			RETURNING balance`,
 			e.Amount, e.AccountID).Scan(&receipt.Balance); err != nil {
 			return replay.Receipt{}, lab.Classify(err)
 		}
 		if _, err := tx.ExecContext(ctx, `
-			UPDATE inbox SET balance_after = ? WHERE source = ? AND event_id = ?`,
+			UPDATE inbox SET balance_after = $1 WHERE source = $2 AND event_id = $3`,
 			receipt.Balance, e.Source, e.EventID); err != nil {
 			return replay.Receipt{}, lab.Classify(err)
 		}
@@ -61,7 +61,7 @@ func (h *Handler) Process(ctx context.Context, e lab.Event) (replay.Receipt, err
 		var account, amount int64
 		if err := tx.QueryRowContext(ctx, `
 			SELECT account_id, amount, balance_after FROM inbox
-			WHERE source = ? AND event_id = ?`,
+			WHERE source = $1 AND event_id = $2`,
 			e.Source, e.EventID).Scan(&account, &amount, &receipt.Balance); err != nil {
 			return replay.Receipt{}, lab.Classify(err)
 		}
@@ -73,6 +73,9 @@ func (h *Handler) Process(ctx context.Context, e lab.Event) (replay.Receipt, err
 	}
 
 	if err := tx.Commit(); err != nil {
+		if ctx.Err() != nil { // the caller gave up: see correct.commit
+			err = fmt.Errorf("%w: %w", ctx.Err(), err)
+		}
 		return replay.Receipt{}, lab.Classify(err)
 	}
 	return receipt, nil

@@ -14,7 +14,7 @@ import (
 // exactly as old as the window stays too, because the provider may
 // redeliver up to the window's end.
 func Purge(ctx context.Context, db *sql.DB, now time.Time) (int64, error) {
-	res, err := db.ExecContext(ctx, `DELETE FROM inbox WHERE received < ?`,
+	res, err := db.ExecContext(ctx, `DELETE FROM inbox WHERE received < $1`,
 		now.Add(-retention.RedeliveryWindow).Unix())
 	if err != nil {
 		return 0, err

@@ -1,0 +1,531 @@
+package labtest
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"idemlab/lab"
+	"idemlab/lab/report"
+)
+
+// This file is the engine's PostgreSQL backend. A Run on PostgreSQL opens
+// each database as a schema of its own in a database the lab created for
+// the test process, connects to it through pgx's database/sql connector
+// wrapped in the same hooking connector as SQLite's, and runs the
+// scheduler in real time.
+//
+// Real time, because a session waiting for a lock on PostgreSQL waits on a
+// network socket, which a synctest bubble does not count as durably
+// blocked. So a scheduled step is complete when its session parks before
+// its next statement, finishes, or is seen waiting for a lock held by
+// another session of the test — seen the way PostgreSQL's isolationtester
+// sees it, by asking the server from a control connection:
+//
+//	SELECT EXISTS (SELECT 1 FROM unnest(pg_blocking_pids($1)) p WHERE p = ANY($2))
+//
+// The control connection is polled until one of the three is true: polling
+// detects a state, it never decides one, so no verdict depends on how long
+// anything took. Timeouts are the server's (lock_timeout, statement_timeout,
+// from the variant's DSN), never a cancelled context: pgx answers a
+// cancelled context by closing the connection, which would change what the
+// test observes.
+
+// EnvPostgres names the environment variable that points the lab at a
+// PostgreSQL server, as a pgx connection string for a database the lab may
+// connect to as a role allowed to create databases, e.g.
+// postgres:///postgres?host=/var/run/postgresql. Without it the PostgreSQL
+// tests skip.
+const EnvPostgres = "IDEMLAB_PG"
+
+// Server is the PostgreSQL database the lab works in: created by
+// ConnectPostgres for this test process, dropped by Close.
+type Server struct {
+	admin   *sql.DB // the server's maintenance database: CREATE and DROP DATABASE
+	control *sql.DB // the lab's database, unhooked: schemas, seeds, the waiting check
+	url     string  // the lab's database
+	name    string
+	schemas atomic.Int64
+}
+
+// ConnectPostgres connects to the server that IDEMLAB_PG names and creates
+// a database for this process. It returns nil and the reason when the
+// variable is not set.
+func ConnectPostgres() (*Server, string, error) {
+	dsn := os.Getenv(EnvPostgres)
+	if dsn == "" {
+		return nil, EnvPostgres + " is not set: set it to a PostgreSQL connection string (e.g. postgres:///postgres?host=/var/run/postgresql) to run the PostgreSQL suite", nil
+	}
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, "", err
+	}
+	name := fmt.Sprintf("idemlab_%d_%d", os.Getpid(), time.Now().UnixNano()%1_000_000)
+	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
+		admin.Close()
+		return nil, "", fmt.Errorf("CREATE DATABASE %s on %s=%s: %w", name, EnvPostgres, dsn, err)
+	}
+	// The lab kills no server, so its commits need not wait for the disk:
+	// every interleaving sets up a schema of its own, and a synchronous
+	// commit per DDL statement would cost more than the scenario.
+	if _, err := admin.Exec("ALTER DATABASE " + name + " SET synchronous_commit = off"); err != nil {
+		admin.Close()
+		return nil, "", err
+	}
+	u, err := withDatabase(dsn, name)
+	if err != nil {
+		admin.Close()
+		return nil, "", err
+	}
+	control, err := sql.Open("pgx", u)
+	if err != nil {
+		admin.Close()
+		return nil, "", err
+	}
+	return &Server{admin: admin, control: control, url: u, name: name}, "", nil
+}
+
+// withDatabase returns the connection string dsn with its database
+// replaced by name. Both URL and keyword/value forms are accepted; the
+// result is a URL.
+func withDatabase(dsn, name string) (string, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return "", err
+	}
+	u := &url.URL{Scheme: "postgres", Path: "/" + name}
+	q := url.Values{}
+	if cfg.Host != "" && cfg.Host[0] == '/' {
+		q.Set("host", cfg.Host)
+	} else {
+		u.Host = fmt.Sprintf("%s:%d", cfg.Host, cfg.Port)
+	}
+	if cfg.User != "" {
+		if cfg.Password != "" {
+			u.User = url.UserPassword(cfg.User, cfg.Password)
+		} else {
+			u.User = url.User(cfg.User)
+		}
+	}
+	if cfg.Host != "" && cfg.Host[0] == '/' {
+		q.Set("port", fmt.Sprint(cfg.Port))
+	}
+	q.Set("sslmode", "disable")
+	if sm := cfgSSLMode(dsn); sm != "" {
+		q.Set("sslmode", sm)
+	}
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+// cfgSSLMode returns the sslmode a URL connection string asks for, or "".
+func cfgSSLMode(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return ""
+	}
+	return u.Query().Get("sslmode")
+}
+
+// Close drops the lab's database.
+func (s *Server) Close() error {
+	s.control.Close()
+	_, err := s.admin.Exec("DROP DATABASE IF EXISTS " + s.name + " WITH (FORCE)")
+	return errors.Join(err, s.admin.Close())
+}
+
+// Version returns the server's version string.
+func (s *Server) Version() string {
+	var v string
+	if err := s.control.QueryRow("SHOW server_version").Scan(&v); err != nil {
+		return "unknown: " + err.Error()
+	}
+	return v
+}
+
+// pgTarget is where a Run on PostgreSQL opens its databases. A run and
+// its children (one per interleaving, per fault case) share it.
+type pgTarget struct {
+	srv   *Server
+	level lab.Isolation
+
+	mu   sync.Mutex
+	free map[string][]*DB // databases a child closed, by seed, for the next child
+	root *Run             // the run whose Close really closes them
+}
+
+// NewPostgresRun starts a run of v on srv at the given isolation level.
+func NewPostgresRun(tb testing.TB, v lab.Variant, srv *Server, level lab.Isolation) *Run {
+	r := NewRun(tb, v)
+	r.pg = &pgTarget{srv: srv, level: level, free: map[string][]*DB{}, root: r}
+	return r
+}
+
+// Postgres reports whether r runs on PostgreSQL, and at which level.
+func (r *Run) Postgres() (lab.Isolation, bool) {
+	if r.pg == nil {
+		return "", false
+	}
+	return r.pg.level, true
+}
+
+// RunPostgresCell runs scenario sc against variant v on srv at level, in
+// real time (see the top of this file), and returns the verdict with its
+// evidence, like RunCell. A variant without a PostgreSQL description is not
+// run: the cell is nil.
+func RunPostgresCell(t *testing.T, sc Scenario, v lab.Variant, srv *Server, level lab.Isolation) *report.Cell {
+	if v.Postgres == nil {
+		return nil
+	}
+	r := NewPostgresRun(t, v, srv, level)
+	t.Cleanup(func() {
+		// A lab failure (Fatalf) skips r.Close: the server's connections
+		// must still go back.
+		for _, db := range r.opened {
+			db.closeReally()
+		}
+		r.closeKept()
+	})
+	r.Transcript.Note("", "PostgreSQL, default_transaction_isolation = "+string(level), "")
+	sc.Run(r)
+	r.Close()
+	return &report.Cell{
+		Pass:         !r.Failed(),
+		Detail:       r.Detail(),
+		Failures:     r.Failures(),
+		Where:        r.Where(),
+		Transcript:   r.Transcript.String(),
+		Permutations: r.Permutations,
+	}
+}
+
+// pgDB is what a DB on PostgreSQL keeps besides the pool: its schema, and
+// the server process ids of its connections, the sessions whose waits the
+// scheduler looks for.
+type pgDB struct {
+	srv    *Server
+	schema string
+	seed   string // the accounts it was set up with
+	mu     sync.Mutex
+	pids   []uint32
+}
+
+// connected records a new connection's server process.
+func (p *pgDB) connected(pid uint32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pids = append(p.pids, pid)
+}
+
+// blocked reports whether the server process pid waits for a lock that
+// one of the database's other connections holds.
+func (p *pgDB) blocked(pid uint32) (bool, error) {
+	p.mu.Lock()
+	pids := make([]int64, len(p.pids))
+	for i, x := range p.pids {
+		pids[i] = int64(x)
+	}
+	p.mu.Unlock()
+	var yes bool
+	err := p.srv.control.QueryRow(
+		`SELECT EXISTS (SELECT 1 FROM unnest(pg_blocking_pids($1)) p WHERE p = ANY($2))`,
+		int64(pid), pids).Scan(&yes)
+	return yes, err
+}
+
+// openPostgres creates a schema for a new database, with the variant's
+// PostgreSQL schema and the accounts, and opens the variant's pool on it.
+//
+// Enumerating interleavings opens a database per interleaving; setting one
+// up costs more than running it. So a database a child run has closed is
+// kept, with its pool, and the next child that asks for the same seed gets
+// it back emptied and reseeded: the same tables, rows and connection
+// settings as a new one, and nothing left of the last case (the inbox and
+// accounts are rewritten, faults, answers and step counts forgotten).
+func (r *Run) openPostgres(accounts []Account) *DB {
+	r.tb.Helper()
+	seed := fmt.Sprint(accounts)
+	r.pg.mu.Lock()
+	var reuse *DB
+	if free := r.pg.free[seed]; len(free) > 0 {
+		reuse = free[len(free)-1]
+		r.pg.free[seed] = free[:len(free)-1]
+	}
+	r.pg.mu.Unlock()
+	if reuse != nil {
+		reuse.reseed(r, accounts)
+		r.opened = append(r.opened, reuse)
+		return reuse
+	}
+	srv := r.pg.srv
+	name := fmt.Sprintf("lab_%d", srv.schemas.Add(1))
+	if err := setupPostgres(srv, name, r.Variant.Postgres.Schema, accounts); err != nil {
+		r.tb.Fatalf("setting up schema %s for %s: %v", name, r.Variant.Name, err)
+	}
+	u, err := url.Parse(srv.url)
+	if err != nil {
+		r.tb.Fatalf("%v", err)
+	}
+	q := u.Query()
+	q.Set("search_path", name)
+	u.RawQuery = q.Encode()
+	dsn := r.Variant.Postgres.DSN(u.String(), r.pg.level)
+	db := &DB{
+		Path:    srv.name + "." + name,
+		run:     r,
+		dsn:     dsn,
+		initial: map[int64]int64{},
+		steps:   map[string]int{},
+		txs:     map[string][]*openTx{},
+		busy:    map[string]int{},
+		cancels: map[string]context.CancelFunc{},
+		blinded: map[string]bool{},
+		pg:      &pgDB{srv: srv, schema: name, seed: seed},
+	}
+	db.txEnded.L = &db.mu
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		r.tb.Fatalf("pgx.ParseConfig(%q): %v", dsn, err)
+	}
+	db.sql = sql.OpenDB(&connector{base: stdlib.GetConnector(*cfg), hooks: db, begin: "BEGIN", pg: db.pg})
+	new := r.Variant.New
+	if r.Variant.Postgres.New != nil {
+		new = r.Variant.Postgres.New
+	}
+	db.proc = new(db.sql)
+	for _, a := range accounts {
+		db.initial[a.ID] = a.Balance
+	}
+	r.opened = append(r.opened, db)
+	return db
+}
+
+// setupPostgres creates schema name and, in it, the tables and accounts,
+// as a migration would before the service starts.
+func setupPostgres(srv *Server, name, schema string, accounts []Account) error {
+	ctx := context.Background()
+	c, err := srv.control.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := c.ExecContext(ctx, "CREATE SCHEMA "+name+"; SET search_path = "+name); err != nil {
+		return err
+	}
+	defer c.ExecContext(ctx, "RESET search_path")
+	if _, err := c.ExecContext(ctx, schema); err != nil {
+		return fmt.Errorf("schema: %w", err)
+	}
+	for _, a := range accounts {
+		if _, err := c.ExecContext(ctx, `INSERT INTO accounts (id, balance) VALUES ($1, $2)`, a.ID, a.Balance); err != nil {
+			return fmt.Errorf("account %d: %w", a.ID, err)
+		}
+	}
+	return nil
+}
+
+// reseed gives a kept database to run r as if it were new.
+func (db *DB) reseed(r *Run, accounts []Account) {
+	if _, err := db.sql.Exec(`DELETE FROM inbox; DELETE FROM accounts`); err != nil {
+		r.tb.Fatalf("emptying %s: %v", db.Path, err)
+	}
+	for _, a := range accounts {
+		if _, err := db.sql.Exec(`INSERT INTO accounts (id, balance) VALUES ($1, $2)`, a.ID, a.Balance); err != nil {
+			r.tb.Fatalf("account %d: %v", a.ID, err)
+		}
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.run = r
+	db.initial = map[int64]int64{}
+	for _, a := range accounts {
+		db.initial[a.ID] = a.Balance
+	}
+	db.faults, db.pages, db.answers, db.sched = nil, 0, nil, nil
+	clear(db.steps)
+	clear(db.blinded)
+}
+
+// closePostgres keeps a child run's database for the next child (see
+// openPostgres); the root run closes its own and every kept one.
+func (r *Run) closePostgres(db *DB) error {
+	if r != r.pg.root {
+		r.pg.mu.Lock()
+		r.pg.free[db.pg.seed] = append(r.pg.free[db.pg.seed], db)
+		r.pg.mu.Unlock()
+		return nil
+	}
+	return db.closeReally()
+}
+
+// closeKept closes the databases the root run r kept for its children.
+func (r *Run) closeKept() error {
+	var err error
+	r.pg.mu.Lock()
+	kept := r.pg.free
+	r.pg.free = map[string][]*DB{}
+	r.pg.mu.Unlock()
+	for _, dbs := range kept {
+		for _, k := range dbs {
+			err = errors.Join(err, k.closeReally())
+		}
+	}
+	return err
+}
+
+// closeReally closes the pool and drops the schema.
+func (db *DB) closeReally() error {
+	if err := db.sql.Close(); err != nil {
+		return err
+	}
+	return db.dropPostgres()
+}
+
+// dropPostgres removes a database's schema once its pool is closed.
+func (db *DB) dropPostgres() error {
+	_, err := db.pg.srv.control.Exec("DROP SCHEMA " + db.pg.schema + " CASCADE")
+	return err
+}
+
+// pidOf returns the server process of a pgx connection, or 0 for another
+// driver's.
+func pidOf(c driver.Conn) uint32 {
+	if pc, ok := c.(*stdlib.Conn); ok {
+		return pc.Conn().PgConn().PID()
+	}
+	return 0
+}
+
+// HoldLock runs statements in a transaction on a connection of its own, as
+// another process would (a delivery in flight elsewhere, say), and returns
+// the function that rolls it back. Its locks are held until then. On
+// PostgreSQL only; on SQLite see HoldWriteLock.
+func (db *DB) HoldLock(statements ...string) (release func()) {
+	db.run.tb.Helper()
+	ctx := context.Background()
+	c, err := db.sql.Conn(ctx)
+	if err != nil {
+		db.run.tb.Fatalf("HoldLock: %v", err)
+	}
+	if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
+		db.run.tb.Fatalf("HoldLock: BEGIN: %v", err)
+	}
+	for _, s := range statements {
+		if _, err := c.ExecContext(ctx, s); err != nil {
+			db.run.tb.Fatalf("HoldLock: %s: %v", s, err)
+		}
+	}
+	db.run.Transcript.Note("other", "BEGIN; "+joinStatements(statements), "holds its locks")
+	return func() {
+		if _, err := c.ExecContext(ctx, "ROLLBACK"); err != nil {
+			db.run.tb.Fatalf("HoldLock release: %v", err)
+		}
+		c.Close()
+		db.run.Transcript.Note("other", "ROLLBACK", "releases them")
+	}
+}
+
+func joinStatements(s []string) string {
+	out := ""
+	for i, x := range s {
+		if i > 0 {
+			out += "; "
+		}
+		out += x
+	}
+	return out
+}
+
+// pollEvery is how often the scheduler asks, in real time, whether a
+// released session has parked, finished, or started waiting for a lock. It
+// bounds how soon a state is seen, not which state is seen.
+const pollEvery = 2 * time.Millisecond
+
+// stuckReal is how long, in real time, a released PostgreSQL session may be
+// neither parked, finished nor waiting for a lock before the lab gives up:
+// far longer than any server timeout the variants set.
+const stuckReal = 2 * time.Minute
+
+// awaitReal waits, in real time, until session s has parked before its next
+// statement, finished, or — when pid is not 0 — waits for a lock another
+// session of the database holds. It reports whether s waits.
+func (sc *scheduler) awaitReal(s *session, pid uint32) bool {
+	deadline := time.Now().Add(stuckReal)
+	for {
+		sc.mu.Lock()
+		settled := s.parkedAt != nil || s.done
+		sc.mu.Unlock()
+		if settled {
+			return false
+		}
+		if pid != 0 && sc.db.pg != nil {
+			waits, err := sc.db.pg.blocked(pid)
+			if err != nil {
+				sc.db.run.tb.Fatalf("asking the server whether session %s waits: %v", s.name, err)
+			}
+			if waits {
+				// Seen waiting; but it may have been granted the lock and
+				// parked since the query ran. Parked wins.
+				sc.mu.Lock()
+				settled := s.parkedAt != nil || s.done
+				sc.mu.Unlock()
+				return !settled
+			}
+		}
+		if time.Now().After(deadline) {
+			panic(fmt.Sprintf("lab: session %s has been neither parked, finished nor waiting for a lock for %v", s.name, stuckReal))
+		}
+		select {
+		case <-sc.changed:
+		case <-time.After(pollEvery):
+		}
+	}
+}
+
+// settleReal is settle on PostgreSQL: after a step, every waiting session is
+// looked at again until it is parked, finished, or still (or again) waiting.
+// With untilProgress (only waiters are left), it returns once one of them
+// got past its wait, as the server's lock_timeout or deadlock detector
+// guarantees one will.
+func (sc *scheduler) settleReal(untilProgress bool) {
+	deadline := time.Now().Add(stuckReal)
+	for {
+		progressed := false
+		for _, s := range slices.Clone(sc.sessions) {
+			sc.mu.Lock()
+			waiting, pid := s.waiting, s.pid
+			sc.mu.Unlock()
+			if !waiting {
+				continue
+			}
+			if !sc.awaitReal(s, pid) {
+				sc.mu.Lock()
+				s.waiting = false
+				sc.mu.Unlock()
+				progressed = true
+			}
+		}
+		if !untilProgress || progressed || !sc.anyWaiting() {
+			return
+		}
+		if time.Now().After(deadline) {
+			panic(fmt.Sprintf("lab: sessions %v wait for each other's locks for %v and the server ends none of them", sc.waitingNames(), stuckReal))
+		}
+		select {
+		case <-sc.changed:
+		case <-time.After(pollEvery):
+		}
+	}
+}

@@ -1,0 +1,21 @@
+package serialasduplicate
+
+import (
+	"database/sql"
+
+	"idemlab/lab"
+)
+
+// Variant describes this package to the lab.
+var Variant = lab.Variant{
+	Name:    "naive/serialasduplicate",
+	Mistake: `a serialization failure (40001) answered as "duplicate"`,
+	Schema:  Schema,
+	DSN:     DSN,
+	New:     func(db *sql.DB) lab.Processor { return New(db) },
+	Postgres: &lab.Postgres{
+		Schema: PostgresSchema,
+		DSN:    PostgresDSN,
+		New:    func(db *sql.DB) lab.Processor { return Retry(New(db)) },
+	},
+}

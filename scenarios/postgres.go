@@ -1,0 +1,95 @@
+package scenarios
+
+import (
+	"idemlab/lab"
+	"idemlab/lab/labtest"
+)
+
+// Postgres lists the scenarios run on PostgreSQL, in the order of its
+// matrix's columns: those of All that mean the same there, LockTimeout told
+// with a row lock instead of SQLite's write lock, and two races PostgreSQL
+// adds, where the isolation level decides what the second delivery sees.
+// Left out: SQLite's journal modes, full disk and crash recovery (Crash,
+// CommitWait), the caller's cancel (pgx closes the connection on it), and
+// the columns that rewrite arguments at the driver.
+var Postgres = []labtest.Scenario{
+	named("Duplicate"),
+	named("PayloadConflict"),
+	named("Rollback"),
+	named("FaultSweep"),
+	named("Concurrent"),
+	named("Race"),
+	named("ConflictRace"),
+	{Name: "AbortRace", Short: "ARace", Claims: "C4, C25",
+		Shows: "two deliveries at once, the first rolled back before COMMIT, every interleaving: the second applies", Run: AbortRace},
+	{Name: "DistinctRace", Short: "DRace", Claims: "C21, C25",
+		Shows: "two different events for one account at once, every interleaving: both apply", Run: DistinctRace},
+	named("UnknownAccount"),
+	named("InvalidInput"),
+	named("DistinctEvents"),
+	{Name: "LockTimeout", Short: "Lock", Claims: "C14, C15, C25",
+		Shows: "the event's row held by an uncommitted delivery elsewhere: busy after lock_timeout (55P03), never duplicate; applies once later", Run: RowLockTimeout},
+}
+
+// named returns the scenario of All called name.
+func named(name string) labtest.Scenario {
+	for _, sc := range All {
+		if sc.Name == name {
+			return sc
+		}
+	}
+	panic("scenarios: no scenario " + name)
+}
+
+// AbortRace delivers the same event twice at once, in every interleaving,
+// and the first delivery's COMMIT fails (an injected error, which really
+// rolls it back). The second delivery may have waited for the first one's
+// row: once that is gone it must apply, whatever the isolation level —
+// neither a duplicate of an event that was never kept nor an error.
+func AbortRace(r *labtest.Run) {
+	e := credit("evt-6", 500)
+	var perms int
+	r.Interleavings(nil, [][]lab.Event{{e}, {e}}, func(c *labtest.Run, db *labtest.DB, answers []labtest.Answer) {
+		c.WantBalance(db, 1, 500)
+		c.WantCounts(answers, 1, 0, 1)
+		for _, a := range answers {
+			if a.Session == "A" {
+				c.WantError(a, labtest.ErrInjected)
+			}
+		}
+	}, labtest.Fault{When: labtest.Before, Op: labtest.OpCommit, Session: "A", Persistent: true})
+	perms = len(r.Permutations)
+	r.Notef("all %d interleavings: the first rolled back, the second applied; balance 500", perms)
+}
+
+// DistinctRace delivers two different events for the same account at once,
+// in every interleaving. Both credit one row of accounts: at READ COMMITTED
+// the second UPDATE waits for the first and then adds to the committed
+// balance; at REPEATABLE READ and SERIALIZABLE it fails with 40001 instead,
+// and only a handler that runs the delivery again applies it. Either way
+// both events apply, once each.
+func DistinctRace(r *labtest.Run) {
+	a, b := credit("evt-7", 500), credit("evt-8", 700)
+	r.Interleavings(nil, [][]lab.Event{{a}, {b}}, func(c *labtest.Run, db *labtest.DB, answers []labtest.Answer) {
+		c.WantBalance(db, 1, 1200)
+		c.WantCounts(answers, 2, 0, 0)
+	})
+	r.Notef("all %d interleavings: both applied; balance 1200", len(r.Permutations))
+}
+
+// RowLockTimeout is LockTimeout on PostgreSQL. Another connection has
+// inserted the same event into the inbox and not committed (a delivery in
+// flight elsewhere): the handler's INSERT waits for that transaction until
+// the server's lock_timeout ends it with 55P03. The answer must be busy —
+// the other delivery may still roll back — never duplicate. Once the other
+// transaction is gone, the redelivery applies.
+func RowLockTimeout(r *labtest.Run) {
+	db := r.Open()
+	e := credit("evt-4", 500)
+	release := db.HoldLock(`INSERT INTO inbox (source, event_id, account_id, amount) VALUES ('provider-a', 'evt-4', 1, 500)`)
+	r.WantError(db.Deliver(e), lab.ErrBusy)
+	release()
+	r.WantOutcome(db.Deliver(e), lab.Applied)
+	r.WantBalance(db, 1, 500)
+	r.Notef("row held elsewhere: busy; released: applied; balance 500")
+}

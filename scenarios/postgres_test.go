@@ -1,0 +1,134 @@
+package scenarios_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"idemlab/lab"
+	"idemlab/lab/labtest"
+	"idemlab/lab/report"
+	"idemlab/scenarios"
+	"idemlab/variants"
+)
+
+// postgresServer connects to the server IDEMLAB_PG names, once per test,
+// and drops the lab's database when the test ends; without the variable the
+// test skips with one line that says how to run it.
+func postgresServer(t *testing.T) *labtest.Server {
+	t.Helper()
+	srv, why, err := labtest.ConnectPostgres()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srv == nil {
+		t.Skip(why)
+	}
+	t.Cleanup(func() {
+		if err := srv.Close(); err != nil {
+			t.Errorf("dropping the lab's database: %v", err)
+		}
+	})
+	return srv
+}
+
+// postgresRows are the matrix's rows on PostgreSQL: every registered variant
+// that describes itself there, then the mistakes only PostgreSQL has.
+func postgresRows() []lab.Variant {
+	var rows []lab.Variant
+	for _, v := range append(append([]lab.Variant(nil), variants.All...), variants.PostgresOnly...) {
+		if v.Postgres != nil {
+			rows = append(rows, v)
+		}
+	}
+	return rows
+}
+
+// levelSlug names an isolation level in test and file names.
+func levelSlug(level lab.Isolation) string {
+	return map[lab.Isolation]string{lab.ReadCommitted: "rc", lab.RepeatableRead: "rr", lab.Serializable: "ser"}[level]
+}
+
+// TestPostgres runs every PostgreSQL scenario against every variant that
+// runs there, at every isolation level, as
+// TestPostgres/<level>/<scenario>/<variant>, and compares the verdicts with
+// testdata/postgres-<level>.golden (-update rewrites them). As on SQLite,
+// the correct variant must hold every scenario at every level.
+func TestPostgres(t *testing.T) {
+	srv := postgresServer(t)
+	t.Logf("PostgreSQL %s", srv.Version())
+	rows := postgresRows()
+	for _, level := range lab.Isolations {
+		t.Run(levelSlug(level), func(t *testing.T) {
+			path := fmt.Sprintf("testdata/postgres-%s.golden", levelSlug(level))
+			golden, goldenErr := readPostgresGolden(path)
+			rep := labtest.NewReport(scenarios.Postgres, rows)
+			var mu sync.Mutex
+			for _, sc := range scenarios.Postgres {
+				t.Run(sc.Name, func(t *testing.T) {
+					for _, v := range rows {
+						t.Run(v.Name, func(t *testing.T) {
+							t.Parallel()
+							cell := labtest.RunPostgresCell(t, sc, v, srv, level)
+							mu.Lock()
+							rep.Set(v.Name, sc.Name, cell)
+							mu.Unlock()
+							judgePostgres(t, sc, v, level, cell, golden, goldenErr, path)
+						})
+					}
+				})
+			}
+			if *update && !t.Failed() {
+				if !rep.Complete() {
+					t.Fatalf("-update needs every cell; run it without -run")
+				}
+				if err := os.WriteFile(path, []byte(rep.Matrix()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func readPostgresGolden(path string) (map[string]map[string]bool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var infos []report.ScenarioInfo
+	for _, sc := range scenarios.Postgres {
+		infos = append(infos, sc.Info())
+	}
+	return report.ParseMatrix(string(data), infos)
+}
+
+// judgePostgres is judge for a PostgreSQL cell.
+func judgePostgres(t *testing.T, sc labtest.Scenario, v lab.Variant, level lab.Isolation, cell *report.Cell, golden map[string]map[string]bool, goldenErr error, path string) {
+	if !cell.Pass && (*strict || v.Correct()) {
+		msg := strings.Replace(explainFailure(sc, v, cell), "reproduce: go test ./scenarios -run '^TestScenarios$/",
+			"reproduce: "+labtest.EnvPostgres+"=… go test ./scenarios -run '^TestPostgres$/^"+levelSlug(level)+"$/", 1)
+		t.Errorf("at %s: %s", strings.ToUpper(string(level)), msg)
+	}
+	if *update {
+		return
+	}
+	if goldenErr != nil {
+		t.Fatalf("%v\nto create it: %s=… go test ./scenarios -run TestPostgres -update", goldenErr, labtest.EnvPostgres)
+	}
+	want, ok := golden[v.Name][sc.Name]
+	switch {
+	case !ok:
+		t.Errorf("%s × %s: not in %s", v.Name, sc.Name, path)
+	case want != cell.Pass:
+		t.Errorf("%s × %s at %s = %v, want %v (%s): %s", v.Name, sc.Name, level, verdict(cell.Pass), verdict(want), path, cell.Detail)
+	}
+}
+
+func verdict(pass bool) string {
+	if pass {
+		return report.Pass
+	}
+	return report.Fail
+}

@@ -1,0 +1,19 @@
+package variants
+
+import (
+	"idemlab/lab"
+	"idemlab/naive/checkthenacttx"
+	"idemlab/naive/forupdate"
+	"idemlab/naive/serialasduplicate"
+)
+
+// PostgresOnly are the rows that only the PostgreSQL matrix has: mistakes
+// that PostgreSQL's isolation levels make, or unmake, which SQLite's single
+// writer never shows. On SQLite each of them is correct, which is their
+// lesson: the same Go code can be right on one database and wrong on the
+// other.
+var PostgresOnly = []lab.Variant{
+	checkthenacttx.Variant,
+	forupdate.Variant,
+	serialasduplicate.Variant,
+}
