@@ -45,6 +45,7 @@ type Run struct {
 	dbs       int
 	opened    []*DB
 	templates map[string][]byte // freshly set up database files, by seed
+	trace     bool              // record every interleaving's trace (TraceCell)
 }
 
 // NewRun starts a run of v. tb provides temporary directories and stops the
