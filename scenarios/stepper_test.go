@@ -1,7 +1,9 @@
 package scenarios_test
 
 import (
+	"encoding/json"
 	"flag"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -66,7 +68,9 @@ func TestStepper(t *testing.T) {
 			}
 		})
 	}
-	if *stepperPath != "" {
+	if *stepperPath == "" {
+		checkFixture(t, out)
+	} else {
 		// Subtests finish in any order: list the trees as the registry does.
 		order := map[string]int{}
 		for i, v := range variants.All {
@@ -89,4 +93,36 @@ func slicesSortTrees(trees []*workshop.Tree, order map[string]int) {
 		}
 		return order[a.Variant] - order[b.Variant]
 	})
+}
+
+// fixturePath holds the two trees TestStepper always builds, for the
+// workshop's own tests (the terminal stepper, the server), which link no
+// SQLite and so cannot build them: it must stay what the engine exports.
+const fixturePath = "../workshop/testdata/race.json"
+
+// checkFixture compares the trees with the workshop's fixture, or rewrites
+// it with -update.
+func checkFixture(t *testing.T, st *workshop.Stepper) {
+	if t.Failed() || len(st.Trees) != 2 {
+		return
+	}
+	slicesSortTrees(st.Trees, map[string]int{"correct": 0, "naive/checkthenact": 1})
+	got, err := json.MarshalIndent(st, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile(fixturePath, append(got, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(fixturePath)
+	if err != nil {
+		t.Fatalf("%v\nto create it: go test ./scenarios -run TestStepper -update", err)
+	}
+	if string(append(got, '\n')) != string(want) {
+		t.Errorf("the stepper's trees differ from %s:\n%s\nif that is intended: go test ./scenarios -run TestStepper -update",
+			fixturePath, firstDifference(string(want), string(got)+"\n"))
+	}
 }

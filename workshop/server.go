@@ -1,6 +1,7 @@
 package workshop
 
 import (
+	"bytes"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -47,6 +48,12 @@ func Handler(d *Data) (http.Handler, error) {
 	tmpl, err := template.New("").Funcs(template.FuncMap{
 		"mark":   func(pass bool) string { return map[bool]string{true: report.Pass, false: report.Fail}[pass] },
 		"lanes":  func(text string) Lanes { return LanesOf(ParseTranscript(text)) },
+		"at": func(xs []string, i int) string {
+			if i < len(xs) {
+				return xs[i]
+			}
+			return ""
+		},
 		"isRace": func(s string) bool { return d.Stepper != nil && d.Stepper.Tree("correct", s) != nil },
 	}).ParseFS(assets, "web/*.html")
 	if err != nil {
@@ -88,10 +95,15 @@ type server struct {
 }
 
 func (s *server) render(w http.ResponseWriter, name string, data any) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if err := s.tmpl.ExecuteTemplate(w, name, data); err != nil {
+	// Render into a buffer: a template that fails halfway must not leave
+	// half a page behind a 200.
+	var b bytes.Buffer
+	if err := s.tmpl.ExecuteTemplate(&b, name, data); err != nil {
 		http.Error(w, "rendering "+name+": "+err.Error(), http.StatusInternalServerError)
+		return
 	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write(b.Bytes())
 }
 
 // param returns a required query parameter, or answers 400.
