@@ -46,8 +46,8 @@ const (
 //	/static/…          the style sheet and the stepper's script
 func Handler(d *Data) (http.Handler, error) {
 	tmpl, err := template.New("").Funcs(template.FuncMap{
-		"mark":   func(pass bool) string { return map[bool]string{true: report.Pass, false: report.Fail}[pass] },
-		"lanes":  func(text string) Lanes { return LanesOf(ParseTranscript(text)) },
+		"mark":  func(pass bool) string { return map[bool]string{true: report.Pass, false: report.Fail}[pass] },
+		"lanes": func(text string) Lanes { return LanesOf(ParseTranscript(text)) },
 		"at": func(xs []string, i int) string {
 			if i < len(xs) {
 				return xs[i]
