@@ -35,7 +35,7 @@ func Play(in io.Reader, out io.Writer, t *Tree) error {
 			fmt.Fprintln(w, "--- transcript so far")
 		}
 		for _, l := range below[shown:n.Lines] {
-			fmt.Fprint(w, clip("  "+rawLine(l)))
+			fmt.Fprint(w, fit(l))
 		}
 		shown = n.Lines
 		var ready []string
@@ -107,6 +107,24 @@ func clip(s string) string {
 	}
 	r := []rune(s)
 	return string(r[:width-1]) + "…\n"
+}
+
+// fit renders a transcript line in width columns: the statement is cut
+// short, never its result, which is what the student stepped to see.
+func fit(l report.Line) string {
+	left := "  " + rawLine(report.Line{Session: l.Session, Step: l.Step, Text: l.Text})
+	if l.Result == "" {
+		return clip(left)
+	}
+	right := "  " + l.Result
+	room := width - utf8.RuneCountInString(right)
+	if room < 40 {
+		return clip(left) + clip("      "+l.Result)
+	}
+	if utf8.RuneCountInString(left) > room {
+		left = string([]rune(left)[:room-1]) + "…"
+	}
+	return left + right + "\n"
 }
 
 // wrap is report.Wrap with an indent.
