@@ -26,9 +26,10 @@ import (
 // skip with one line; with IDEMLAB_BROWSER=1 (as CI sets it) a missing
 // chromium fails them instead, so that CI cannot pass by skipping.
 //
-// -web.screenshots=DIR saves the matrix and a stepped race at 1280×720 (the
-// README's picture: go test ./cmd/lab -run TestBrowser -web.full
-// -web.screenshots=docs, from the module root… see README).
+// -web.screenshots=DIR (relative to the module root) saves the matrix and a
+// stepped race at 1280×720; the README's pictures are regenerated with
+//
+//	go test ./cmd/lab -run 'TestBrowser(Matrix|Stepper)$' -count=1 -web.full -web.screenshots=docs
 
 var (
 	screenshots = flag.String("web.screenshots", "", "save the browser tests' screenshots (1280×720 PNG) into `dir`")
@@ -49,8 +50,9 @@ var browserFlags = []chromedp.ExecAllocatorOption{
 	chromedp.WindowSize(1280, 720),
 }
 
-// browser starts Chromium for one test, or skips it.
-func browser(t *testing.T) context.Context {
+// chromium returns the browser's path, or skips the test (fails it with
+// IDEMLAB_BROWSER=1). Tests call it first, before anything slow.
+func chromium(t *testing.T) string {
 	t.Helper()
 	path := ""
 	for _, name := range []string{"chromium", "chromium-browser"} {
@@ -65,6 +67,12 @@ func browser(t *testing.T) context.Context {
 		}
 		t.Skip("chromium not installed (apt-get install -y chromium); IDEMLAB_BROWSER=1 turns this skip into a failure")
 	}
+	return path
+}
+
+// browser starts Chromium for one test. Its time limit starts here.
+func browser(t *testing.T, path string) context.Context {
+	t.Helper()
 	opts := append(slices.Clone(browserFlags), chromedp.ExecPath(path), chromedp.UserDataDir(t.TempDir()))
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(alloc)
@@ -163,7 +171,16 @@ func shot(t *testing.T, ctx context.Context, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(*screenshots, name)
+	dir := *screenshots
+	if !filepath.IsAbs(dir) {
+		// Relative to the module root, not to cmd/lab where go test runs.
+		root, err := moduleRoot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir = filepath.Join(root, dir)
+	}
+	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, png, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -181,8 +198,9 @@ func noOverflow(t *testing.T, ctx context.Context, what string) {
 }
 
 func TestBrowserMatrix(t *testing.T) {
-	ctx := browser(t)
-	srv, data := site(t)
+	path := chromium(t)
+	srv, data := site(t) // before the browser: its time limit starts with it
+	ctx := browser(t, path)
 	do(t, ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#matrix")))
 	cells := eval[int](t, ctx, `document.querySelectorAll("#matrix td a").length`)
 	loadMs := eval[float64](t, ctx, `performance.getEntriesByType("navigation")[0].loadEventEnd`)
@@ -201,8 +219,9 @@ func TestBrowserMatrix(t *testing.T) {
 // TestBrowserCell opens a cell from the matrix and reads its swimlanes
 // back: their lines, in order, are the transcript explain prints.
 func TestBrowserCell(t *testing.T) {
-	ctx := browser(t)
-	srv, data := site(t)
+	path := chromium(t)
+	srv, data := site(t) // before the browser: its time limit starts with it
+	ctx := browser(t, path)
 	do(t, ctx, chromedp.Navigate(srv.URL+"/"),
 		chromedp.Click(chromedp.CSS(`#matrix a[data-v="naive/checkthenact"][data-s="Race"]`)),
 		chromedp.WaitVisible(chromedp.CSS("table.lanes")))
@@ -236,8 +255,9 @@ func TestBrowserCell(t *testing.T) {
 // naive/checkthenact by clicking, sees the double credit, undoes the last
 // step and plays it again from the keyboard.
 func TestBrowserStepper(t *testing.T) {
-	ctx := browser(t)
-	srv, _ := site(t)
+	path := chromium(t)
+	srv, _ := site(t) // before the browser: its time limit starts with it
+	ctx := browser(t, path)
 	schedule := "A1 B1 A2 B2 A3 B3"
 	do(t, ctx, chromedp.Navigate(srv.URL+"/step?v=naive/checkthenact&s=Race"),
 		chromedp.WaitVisible(chromedp.CSS(`#stepper[data-ready="1"]`)))
@@ -284,8 +304,9 @@ func TestBrowserStepper(t *testing.T) {
 // waiting session cannot be chosen, and that the page then says why the
 // level cannot be won.
 func TestBrowserCorrectCannotBeBroken(t *testing.T) {
-	ctx := browser(t)
-	srv, data := site(t)
+	path := chromium(t)
+	srv, data := site(t) // before the browser: its time limit starts with it
+	ctx := browser(t, path)
 	tree := data.Stepper.Tree("correct", "Race")
 	if tree == nil {
 		t.Fatal("no tree for correct × Race")
