@@ -17,6 +17,8 @@
 //	go run ./cmd/lab permutations VARIANT       the interleavings of two deliveries, grouped by outcome
 //	go run ./cmd/lab diff VARIANT               a naive variant's code against correct/
 //	go run ./cmd/lab bench                      what idempotency costs, as ratios to the bare work
+//	go run ./cmd/lab web [-addr HOST:PORT]      the workshop page: matrix, swimlanes, stepper
+//	go run ./cmd/lab step VARIANT SCENARIO      play a race (Race, ConflictRace) in the terminal
 //
 // VARIANT is correct or naive/<mistake>; the naive/ prefix may be left out.
 // The exit status is 0 on success, 1 when the scenario tests could not run or
@@ -49,6 +51,8 @@ usage:
   go run ./cmd/lab permutations VARIANT
   go run ./cmd/lab diff VARIANT
   go run ./cmd/lab bench
+  go run ./cmd/lab web [-addr 127.0.0.1:8080]
+  go run ./cmd/lab step VARIANT SCENARIO
   go run ./cmd/lab help
 
 subcommands:
@@ -70,6 +74,11 @@ subcommands:
   bench      measure what idempotency costs: correct's events/s as ratios to
              the same work without the inbox, in three durability settings,
              for 1, 8 and 64 deliverers, distinct events and repeats
+  web        run the matrix and export every schedule of the races, then
+             serve the workshop page on localhost: the matrix, each cell's
+             transcript as swimlanes, diffs, claims, and a race stepper
+  step       play a race (Race or ConflictRace) in the terminal: choose
+             which delivery takes its next statement, until it ends
   help       print this text
 
 VARIANT is correct or naive/<mistake>; the naive/ prefix may be left out.
@@ -84,6 +93,8 @@ examples:
   go run ./cmd/lab explain checkthenact Race
   go run ./cmd/lab permutations checkthenact
   go run ./cmd/lab diff naive/checkthenact
+  go run ./cmd/lab web
+  go run ./cmd/lab step checkthenact Race
 `
 
 func main() {
@@ -166,6 +177,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return exitStatus(stderr, usagef("diff takes one variant: go run ./cmd/lab diff VARIANT"))
 		}
 		return exitStatus(stderr, cmdDiff(stdout, stderr, subArgs[0]))
+	case "web":
+		return exitStatus(stderr, cmdWeb(stdout, stderr, subArgs))
+	case "step":
+		if len(subArgs) != 2 {
+			return exitStatus(stderr, usagef("step takes a variant and a race: go run ./cmd/lab step naive/checkthenact Race"))
+		}
+		return exitStatus(stderr, cmdStep(os.Stdin, stdout, stderr, subArgs[0], subArgs[1]))
 	default:
 		return exitStatus(stderr, usagef("unknown subcommand %q", sub))
 	}

@@ -55,12 +55,17 @@ func (r *Run) Interleavings(accounts []Account, sessions [][]lab.Event, want fun
 		want(c, db, answers)
 		outcome := summarize(answers, db.snapshot())
 		c.Close()
+		var trace *report.Trace
+		if r.trace {
+			trace = traceOf(decisions, &c.Transcript)
+		}
 		perms = append(perms, tried{
 			Permutation: report.Permutation{
 				Schedule: scheduleString(decisions),
 				Outcome:  outcome,
 				Failures: c.Failures(),
 				Waited:   c.Transcript.waits(),
+				Trace:    trace,
 			},
 			transcript: &c.Transcript,
 			steps:      len(decisions),

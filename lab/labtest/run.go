@@ -46,6 +46,7 @@ type Run struct {
 	opened    []*DB
 	templates map[string][]byte // freshly set up database files, by seed
 	pg        *pgTarget         // nil on SQLite
+	trace     bool              // record every interleaving's trace (TraceCell)
 }
 
 // NewRun starts a run of v. tb provides temporary directories and stops the

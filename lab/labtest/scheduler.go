@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"idemlab/lab"
+	"idemlab/lab/report"
 )
 
 // The scheduler runs several deliveries at once and decides, one statement
@@ -54,11 +55,13 @@ const stuckAfter = 10 * time.Minute
 type session struct {
 	name     string
 	release  chan struct{}
-	parkedAt *stmt  // the statement it waits to run; nil while it runs
-	waiting  bool   // released, but blocked on the write lock
-	pid      uint32 // PostgreSQL: the server process its last released statement ran on
-	inTx     bool   // inside a transaction after its last finished statement
-	done     bool
+	parkedAt *stmt // the statement it waits to run; nil while it runs
+	waiting  bool  // released, but blocked on the write lock
+	// blockedAt is the statement it waits in, while waiting.
+	blockedAt *stmt
+	pid       uint32 // PostgreSQL: the server process its last released statement ran on
+	inTx      bool   // inside a transaction after its last finished statement
+	done      bool
 }
 
 type scheduler struct {
@@ -199,6 +202,10 @@ type decision struct {
 	choices []string // the parked sessions, in session order
 	chosen  string
 	step    string // the step taken, e.g. "B2"
+	// What a stepper shows before the choice (see TraceCell): every
+	// session's state, and how many transcript lines were written.
+	view  []report.SessionState
+	lines int
 }
 
 // schedule runs the sessions, letting choose pick each step, and returns the
@@ -281,7 +288,8 @@ func (sc *scheduler) run(choose Chooser) []decision {
 			panic(fmt.Sprintf("lab: schedule step %d picks session %q, which cannot run; the parked sessions are %v", len(decisions)+1, name, names(parked)))
 		}
 		next = slices.Index(sc.sessions, s) + 1
-		decisions = append(decisions, decision{choices: names(parked), chosen: s.name, step: sc.step(s)})
+		view, lines := sc.view(), sc.db.run.Transcript.Len()
+		decisions = append(decisions, decision{choices: names(parked), chosen: s.name, step: sc.step(s), view: view, lines: lines})
 	}
 }
 
@@ -362,6 +370,7 @@ func (sc *scheduler) step(s *session) string {
 
 	sc.mu.Lock()
 	s.waiting = s.parkedAt == nil && !s.done
+	s.blockedAt = st
 	freed := !s.waiting && !s.inTx
 	sc.mu.Unlock()
 	if s.waiting {

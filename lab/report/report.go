@@ -73,6 +73,9 @@ type Permutation struct {
 	// Waited lists the steps that had to wait for another session's lock,
 	// e.g. "B1": the session's first statement waited.
 	Waited []string `json:"waited,omitempty"`
+	// Trace is the state at every decision and the transcript, recorded
+	// only for a stepper (labtest.TraceCell).
+	Trace *Trace `json:"trace,omitempty"`
 }
 
 // Held reports whether every guarantee held in this interleaving.

@@ -1,0 +1,99 @@
+package workshop
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+
+	"idemlab/lab/report"
+)
+
+// Claim is one entry of CLAIMS.md with the matrix cells that demonstrate
+// it.
+type Claim struct {
+	ID, Title string
+	Body      []string // paragraphs
+	ShownBy   string   // the "Shown by:" or "Stated only:" line
+	Cells     []CellRef
+}
+
+// CellRef names a cell of the matrix, with its verdict.
+type CellRef struct {
+	Variant, Scenario string
+	Pass              bool
+}
+
+var (
+	claimHeading = regexp.MustCompile(`^### (C\d+)\. (.*)$`)
+	backticked   = regexp.MustCompile("`([^`]+)`")
+)
+
+// ParseClaims reads CLAIMS.md and links every claim to its cells: the
+// cells of each scenario named on its "Shown by:" line, for correct and for
+// each variant named there (the variant that breaks the claim), as far as
+// the report has them.
+func ParseClaims(text string, rep *report.Report) []Claim {
+	var claims []Claim
+	var c *Claim
+	para := ""
+	end := func() {
+		if c != nil && strings.TrimSpace(para) != "" {
+			c.Body = append(c.Body, strings.TrimSpace(para))
+		}
+		para = ""
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if m := claimHeading.FindStringSubmatch(line); m != nil {
+			end()
+			claims = append(claims, Claim{ID: m[1], Title: m[2]})
+			c = &claims[len(claims)-1]
+			continue
+		}
+		if c == nil {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(line, "## "):
+			end()
+			c = nil
+		case strings.HasPrefix(line, "Shown by:") || strings.HasPrefix(line, "Stated only:"):
+			end()
+			c.ShownBy = line
+		case strings.TrimSpace(line) == "":
+			end()
+		case c.ShownBy != "":
+			c.ShownBy += " " + strings.TrimSpace(line)
+		default:
+			para += line + " "
+		}
+	}
+	end()
+	for i := range claims {
+		claims[i].Cells = cellsOf(claims[i].ShownBy, rep)
+	}
+	return claims
+}
+
+func cellsOf(shownBy string, rep *report.Report) []CellRef {
+	if !strings.HasPrefix(shownBy, "Shown by:") || rep == nil {
+		return nil
+	}
+	var scenarios []string
+	variants := []string{"correct"}
+	for _, m := range backticked.FindAllStringSubmatch(shownBy, -1) {
+		if strings.Contains(m[1], "/") {
+			variants = append(variants, m[1])
+		} else {
+			scenarios = append(scenarios, m[1])
+		}
+	}
+	var refs []CellRef
+	for _, s := range scenarios {
+		for _, v := range variants {
+			if c := rep.Cell(v, s); c != nil && !slices.Contains(refs, CellRef{v, s, c.Pass}) {
+				refs = append(refs, CellRef{Variant: v, Scenario: s, Pass: c.Pass})
+			}
+		}
+	}
+	return refs
+}

@@ -1,0 +1,78 @@
+package workshop
+
+import (
+	"strings"
+)
+
+// SideBySide is a unified diff (git diff --no-index, as go run ./cmd/lab
+// diff prints it) laid out in two columns, correct/ on the left and the
+// variant on the right, removed and added lines paired up so that a changed
+// line reads across.
+type SideBySide struct {
+	Files []DiffFile
+}
+
+// DiffFile is one file's diff, or a note ("process.go: as in correct/").
+type DiffFile struct {
+	Name string
+	Note string
+	Rows []DiffRow
+}
+
+// DiffRow is one row: a line on either side, or a hunk header.
+type DiffRow struct {
+	Hunk        string // "@@ -10,6 +10,8 @@ func …" for a header row
+	Left, Right string
+	LeftKind    string // "same", "del", "" for an empty cell
+	RightKind   string // "same", "add", ""
+}
+
+// ParseDiff reads the output of cmd/lab's diff.
+func ParseDiff(text string) SideBySide {
+	var sbs SideBySide
+	var f *DiffFile
+	var dels, adds []string
+	flush := func() {
+		if f == nil {
+			return
+		}
+		for i := range max(len(dels), len(adds)) {
+			var r DiffRow
+			if i < len(dels) {
+				r.Left, r.LeftKind = dels[i], "del"
+			}
+			if i < len(adds) {
+				r.Right, r.RightKind = adds[i], "add"
+			}
+			f.Rows = append(f.Rows, r)
+		}
+		dels, adds = nil, nil
+	}
+	for _, line := range strings.Split(text, "\n") {
+		switch {
+		case strings.HasPrefix(line, "diff "):
+			flush()
+			sbs.Files = append(sbs.Files, DiffFile{})
+			f = &sbs.Files[len(sbs.Files)-1]
+		case f != nil && strings.HasPrefix(line, "+++ "):
+			f.Name = strings.TrimPrefix(line, "+++ ")
+		case strings.HasPrefix(line, "--- ") || strings.HasPrefix(line, "index ") || strings.HasPrefix(line, "similarity"):
+		case f != nil && strings.HasPrefix(line, "@@"):
+			flush()
+			f.Rows = append(f.Rows, DiffRow{Hunk: line})
+		case f != nil && strings.HasPrefix(line, "-"):
+			dels = append(dels, line[1:])
+		case f != nil && strings.HasPrefix(line, "+"):
+			adds = append(adds, line[1:])
+		case f != nil && strings.HasPrefix(line, " "):
+			flush()
+			f.Rows = append(f.Rows, DiffRow{Left: line[1:], Right: line[1:], LeftKind: "same", RightKind: "same"})
+		case strings.Contains(line, ": as in correct/"):
+			flush()
+			f = nil
+			sbs.Files = append(sbs.Files, DiffFile{Note: line})
+		}
+	}
+	flush()
+	return sbs
+}

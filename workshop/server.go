@@ -1,0 +1,250 @@
+package workshop
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"idemlab/lab/report"
+)
+
+//go:embed web
+var assets embed.FS
+
+// Data is everything the pages show. cmd/lab gathers it — the scenario
+// tests' report and stepper file, each variant's diff against correct/ and
+// CLAIMS.md — and the server only renders it: nothing a request says is run,
+// and no name from a request reaches a file path or a command.
+type Data struct {
+	Report  *report.Report
+	Stepper *Stepper
+	Diffs   map[string]string // variant → the diff cmd/lab's diff prints
+	Claims  string            // CLAIMS.md
+}
+
+// Limits on what a request may ask: the pages take one or two short names
+// as query parameters, and nothing else.
+const (
+	maxQuery       = 512
+	requestTimeout = 5 * time.Second
+)
+
+// Handler serves the pages:
+//
+//	/                  the verdict matrix
+//	/cell?v=&s=        a cell: verdict, evidence, transcript as swimlanes
+//	/diff?v=           a variant against correct/, side by side
+//	/claims            CLAIMS.md, each claim linked to its cells
+//	/step?v=&s=        the race stepper (its tree from /tree?v=&s=)
+//	/static/…          the style sheet and the stepper's script
+func Handler(d *Data) (http.Handler, error) {
+	tmpl, err := template.New("").Funcs(template.FuncMap{
+		"mark":  func(pass bool) string { return map[bool]string{true: report.Pass, false: report.Fail}[pass] },
+		"lanes": func(text string) Lanes { return LanesOf(ParseTranscript(text)) },
+		"at": func(xs []string, i int) string {
+			if i < len(xs) {
+				return xs[i]
+			}
+			return ""
+		},
+		"isRace": func(s string) bool { return d.Stepper != nil && d.Stepper.Tree("correct", s) != nil },
+	}).ParseFS(assets, "web/*.html")
+	if err != nil {
+		return nil, err
+	}
+	s := &server{d: d, tmpl: tmpl}
+	static, _ := fs.Sub(assets, "web/static")
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", s.matrix)
+	mux.HandleFunc("GET /cell", s.cell)
+	mux.HandleFunc("GET /diff", s.diff)
+	mux.HandleFunc("GET /claims", s.claims)
+	mux.HandleFunc("GET /step", s.step)
+	mux.HandleFunc("GET /tree", s.tree)
+	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	return http.TimeoutHandler(bounded(mux), requestTimeout, "the request took too long\n"), nil
+}
+
+// bounded refuses what no page asks for: a body, or a long query.
+func bounded(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(r.URL.RawQuery) > maxQuery {
+			http.Error(w, fmt.Sprintf("query longer than %d bytes: the pages take a variant and a scenario name", maxQuery), http.StatusRequestURITooLong)
+			return
+		}
+		if r.ContentLength > 0 {
+			http.Error(w, "the pages take no request body", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		h.ServeHTTP(w, r)
+	})
+}
+
+type server struct {
+	d    *Data
+	tmpl *template.Template
+}
+
+func (s *server) render(w http.ResponseWriter, name string, data any) {
+	// Render into a buffer: a template that fails halfway must not leave
+	// half a page behind a 200.
+	var b bytes.Buffer
+	if err := s.tmpl.ExecuteTemplate(&b, name, data); err != nil {
+		http.Error(w, "rendering "+name+": "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write(b.Bytes())
+}
+
+// param returns a required query parameter, or answers 400.
+func param(w http.ResponseWriter, r *http.Request, name, what string) (string, bool) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		http.Error(w, fmt.Sprintf("missing parameter %s (%s), e.g. /cell?v=naive/checkthenact&s=Race", name, what), http.StatusBadRequest)
+		return "", false
+	}
+	return v, true
+}
+
+// variant resolves v against the report's rows, or answers 404 naming
+// them.
+func (s *server) variant(w http.ResponseWriter, r *http.Request) (report.VariantResults, bool) {
+	name, ok := param(w, r, "v", "a variant")
+	if !ok {
+		return report.VariantResults{}, false
+	}
+	for _, v := range s.d.Report.Variants {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	var names []string
+	for _, v := range s.d.Report.Variants {
+		names = append(names, v.Name)
+	}
+	http.Error(w, fmt.Sprintf("unknown variant %q; variants are: %s", name, strings.Join(names, ", ")), http.StatusNotFound)
+	return report.VariantResults{}, false
+}
+
+func (s *server) scenario(w http.ResponseWriter, r *http.Request) (report.ScenarioInfo, bool) {
+	name, ok := param(w, r, "s", "a scenario")
+	if !ok {
+		return report.ScenarioInfo{}, false
+	}
+	var names []string
+	for _, sc := range s.d.Report.Scenarios {
+		if sc.Name == name {
+			return sc, true
+		}
+		names = append(names, sc.Name)
+	}
+	http.Error(w, fmt.Sprintf("unknown scenario %q; scenarios are: %s", name, strings.Join(names, ", ")), http.StatusNotFound)
+	return report.ScenarioInfo{}, false
+}
+
+func (s *server) matrix(w http.ResponseWriter, r *http.Request) {
+	s.render(w, "matrix.html", s.d.Report)
+}
+
+func (s *server) cell(w http.ResponseWriter, r *http.Request) {
+	v, ok := s.variant(w, r)
+	if !ok {
+		return
+	}
+	sc, ok := s.scenario(w, r)
+	if !ok {
+		return
+	}
+	c := v.Results[sc.Name]
+	if c == nil {
+		http.Error(w, fmt.Sprintf("%s × %s was not run: the report has no such cell", v.Name, sc.Name), http.StatusNotFound)
+		return
+	}
+	s.render(w, "cell.html", map[string]any{"V": v, "S": sc, "C": c})
+}
+
+func (s *server) diff(w http.ResponseWriter, r *http.Request) {
+	v, ok := s.variant(w, r)
+	if !ok {
+		return
+	}
+	text, ok := s.d.Diffs[v.Name]
+	if !ok {
+		http.Error(w, fmt.Sprintf("no diff for %s: correct is what the others are compared with", v.Name), http.StatusNotFound)
+		return
+	}
+	s.render(w, "diff.html", map[string]any{"V": v, "D": ParseDiff(text)})
+}
+
+func (s *server) claims(w http.ResponseWriter, r *http.Request) {
+	s.render(w, "claims.html", ParseClaims(s.d.Claims, s.d.Report))
+}
+
+// levels lists the stepper's trees of one scenario, the breakable ones
+// first, then those that cannot be broken (correct among them).
+func (s *server) levels() []*Tree {
+	trees := slices.Clone(s.d.Stepper.Trees)
+	slices.SortStableFunc(trees, func(a, b *Tree) int {
+		return boolInt(a.Breaking == 0) - boolInt(b.Breaking == 0)
+	})
+	return trees
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// findTree resolves v and s against the stepper's trees.
+func (s *server) findTree(w http.ResponseWriter, r *http.Request) (*Tree, bool) {
+	if s.d.Stepper == nil {
+		http.Error(w, "no stepper data: start the server with go run ./cmd/lab web", http.StatusNotFound)
+		return nil, false
+	}
+	v, ok := param(w, r, "v", "a variant")
+	if !ok {
+		return nil, false
+	}
+	sc, ok := param(w, r, "s", "a two-delivery scenario: Race or ConflictRace")
+	if !ok {
+		return nil, false
+	}
+	if t := s.d.Stepper.Tree(v, sc); t != nil {
+		return t, true
+	}
+	http.Error(w, fmt.Sprintf("no race %q × %q to step: the stepper has every variant × Race and ConflictRace", v, sc), http.StatusNotFound)
+	return nil, false
+}
+
+func (s *server) step(w http.ResponseWriter, r *http.Request) {
+	if r.URL.RawQuery == "" {
+		http.Redirect(w, r, "/step?v=naive/checkthenact&s=Race", http.StatusFound)
+		return
+	}
+	t, ok := s.findTree(w, r)
+	if !ok {
+		return
+	}
+	s.render(w, "step.html", map[string]any{"T": t, "Levels": s.levels()})
+}
+
+func (s *server) tree(w http.ResponseWriter, r *http.Request) {
+	t, ok := s.findTree(w, r)
+	if !ok {
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(t)
+}

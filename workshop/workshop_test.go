@@ -1,0 +1,157 @@
+package workshop
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"idemlab/lab/report"
+)
+
+// fixture is the stepper file TestStepper keeps current in
+// testdata/race.json: correct and naive/checkthenact in Race.
+func fixture(t *testing.T) *Stepper {
+	t.Helper()
+	st, err := ReadStepper("testdata/race.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func testData(t *testing.T) *Data {
+	st := fixture(t)
+	rep := report.New([]report.ScenarioInfo{{Name: "Race", Short: "Race", Shows: "two at once", Claims: "C3"}},
+		[]report.VariantResults{{Name: "correct"}, {Name: "naive/checkthenact", Mistake: "check, then act"}})
+	rep.Set("correct", "Race", &report.Cell{Pass: true, Detail: "ok", Transcript: "A1: BEGIN IMMEDIATE  -> ok\nB1: BEGIN IMMEDIATE  <waiting>\nA2: COMMIT  -> ok\nB1: BEGIN IMMEDIATE  -> ok\n"})
+	rep.Set("naive/checkthenact", "Race", &report.Cell{Detail: "credited twice", Failures: []string{"balance of account 1 = 1000, want 500"}})
+	return &Data{Report: rep, Stepper: st, Diffs: map[string]string{"naive/checkthenact": "diff --git a/x b/x\n--- correct/process.go\n+++ naive/checkthenact/process.go\n@@ -1,2 +1,2 @@\n same\n-old\n+new\n"},
+		Claims: "## C1–C26\n\n### C3. Check-then-act credits twice\nTwo deliveries both read.\n\nShown by: scenario `Race`; `naive/checkthenact`\n"}
+}
+
+// TestPlayShortestBreak plays checkthenact's shortest breaking schedule at
+// the line prompt, undoes a step, and quits; every line fits 100 columns.
+func TestPlayShortestBreak(t *testing.T) {
+	tree := fixture(t).Tree("naive/checkthenact", "Race")
+	var out strings.Builder
+	if err := Play(strings.NewReader("a\nb\nx\na\nb\na\nb\nu\nb\nq\n"), &out, tree); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{"Make naive/checkthenact credit twice", `"X" cannot step now`,
+		"✗ a guarantee broke", "balance of account 1 = 1000, want 500", "schedule: A1 B1 A2 B2 A3 B3", "level won."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Play output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Count(got, "level won.") != 2 {
+		t.Errorf("after undo and the same step again the level should be won twice:\n%s", got)
+	}
+	// On a terminal the student's Enter ends the prompt's line; here the
+	// input is not echoed, so what follows a prompt starts a line of its own.
+	for _, line := range strings.Split(strings.ReplaceAll(got, "] > ", "] >\n"), "\n") {
+		if n := utf8.RuneCountInString(line); n > width {
+			t.Errorf("line of %d columns, want at most %d: %q", n, width, line)
+		}
+	}
+}
+
+// TestPlayCorrectCannotBeWon tries every branch of correct and expects the
+// page's verdict: none breaks it, and why.
+func TestPlayCorrectCannotBeWon(t *testing.T) {
+	tree := fixture(t).Tree("correct", "Race")
+	// Every schedule, each followed by a restart.
+	var input strings.Builder
+	for _, l := range tree.Leaves {
+		for _, step := range strings.Fields(l.Schedule) {
+			input.WriteString(strings.ToLower(step[:1]) + "\n")
+		}
+		input.WriteString("r\n")
+	}
+	var out strings.Builder
+	if err := Play(strings.NewReader(input.String()+"q\n"), &out, tree); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	if strings.Contains(got, "broke") || !strings.Contains(got, "Every branch tried. None of the 8 schedules breaks correct") {
+		t.Errorf("after every branch of correct:\n%s", got)
+	}
+	if !strings.Contains(got, "waiting B1 on A") {
+		t.Errorf("B's BEGIN IMMEDIATE never shown waiting on A:\n%s", got)
+	}
+}
+
+// TestHandlerRefuses checks the server's bounds: unknown names, missing
+// parameters, long queries and bodies get a 4xx that says what to do.
+func TestHandlerRefuses(t *testing.T) {
+	h, err := Handler(testData(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		method, url string
+		code        int
+		says        string
+	}{
+		{"GET", "/", 200, "naive/checkthenact"},
+		{"GET", "/cell?v=naive/checkthenact&s=Race", 200, "balance of account 1 = 1000"},
+		{"GET", "/cell?v=correct&s=Race", 200, "waitbar"},
+		{"GET", "/diff?v=naive/checkthenact", 200, "new"},
+		{"GET", "/claims", 200, "naive/checkthenact × Race"},
+		{"GET", "/step?v=correct&s=Race", 200, "cannot be won"},
+		{"GET", "/tree?v=naive/checkthenact&s=Race", 200, "A1 B1 A2 B2 A3 B3"},
+		{"GET", "/cell?v=naive/nosuch&s=Race", 404, "variants are: correct, naive/checkthenact"},
+		{"GET", "/cell?v=correct", 400, "missing parameter s"},
+		{"GET", "/cell?v=correct&s=Nope", 404, "scenarios are: Race"},
+		{"GET", "/tree?v=correct&s=Duplicate", 404, "Race and ConflictRace"},
+		{"GET", "/diff?v=correct", 404, "correct is what the others are compared with"},
+		{"GET", "/cell?v=" + strings.Repeat("x", 600), 414, "query longer"},
+		{"POST", "/cell?v=correct&s=Race", 405, ""},
+		{"GET", "/nosuch", 404, ""},
+	} {
+		var body *strings.Reader = strings.NewReader("")
+		r := httptest.NewRequest(tt.method, tt.url, body)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != tt.code || !strings.Contains(w.Body.String(), tt.says) {
+			t.Errorf("%s %s = %d %.200q, want %d and %q", tt.method, tt.url, w.Code, w.Body.String(), tt.code, tt.says)
+		}
+	}
+}
+
+// TestTreeServedFast measures what a stepper page costs the server: the
+// tree is precomputed, so serving it is encoding JSON.
+func TestTreeServedFast(t *testing.T) {
+	h, err := Handler(testData(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/tree?v=naive/checkthenact&s=Race", nil))
+	if w.Code != http.StatusOK {
+		t.Fatal(w.Code)
+	}
+	t.Logf("tree of %d bytes served in %v", w.Body.Len(), time.Since(start))
+}
+
+func TestParseTranscript(t *testing.T) {
+	lines := ParseTranscript("A: deliver e\nA1: SELECT 1   -> no row\nB1: BEGIN IMMEDIATE   <waiting>\nschedule: A1 B1\nFAIL: balance\n")
+	want := []report.Line{{Session: "A", Text: "deliver e"}, {Session: "A", Step: 1, Text: "SELECT 1", Result: "-> no row"},
+		{Session: "B", Step: 1, Text: "BEGIN IMMEDIATE", Result: "<waiting>"}, {Text: "schedule: A1 B1"}, {Text: "FAIL: balance"}}
+	if len(lines) != len(want) {
+		t.Fatalf("ParseTranscript = %v, want %v", lines, want)
+	}
+	for i := range want {
+		if lines[i] != want[i] {
+			t.Errorf("line %d = %+v, want %+v", i, lines[i], want[i])
+		}
+	}
+	lanes := LanesOf(lines)
+	if kinds := []string{lanes.Rows[2].Kind, lanes.Rows[4].Kind}; kinds[0] != "wait" || kinds[1] != "fail" {
+		t.Errorf("kinds = %v, want wait and fail", kinds)
+	}
+}
