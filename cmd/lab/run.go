@@ -112,8 +112,11 @@ func runTests(root string, ts tests, progress io.Writer) (rep *report.Report, ou
 // announce tells, on stderr, which tests are about to run: the run itself
 // is silent until it ends, and a cold first run compiles SQLite.
 func announce(stderr io.Writer, ts tests) {
-	fmt.Fprintf(stderr, "running (a first, cold run compiles SQLite: up to a minute): go test %s -run '%s' -count=1 %s\n",
-		ts.pkg, ts.run, strings.Join(ts.flags, " "))
+	cmd := fmt.Sprintf("go test %s -run '%s' -count=1", ts.pkg, ts.run)
+	if len(ts.flags) > 0 {
+		cmd += " " + strings.Join(ts.flags, " ")
+	}
+	fmt.Fprintf(stderr, "running (a first, cold run compiles SQLite: up to a minute): %s\n", cmd)
 }
 
 // tail returns the last n lines of out.
