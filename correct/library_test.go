@@ -133,7 +133,7 @@ func TestBurst(t *testing.T) {
 			want += e.Amount
 		}
 	}
-	if rows != distinct || total != want {
+	if rows != int64(distinct) || total != want {
 		t.Errorf("after the burst: %d inbox rows, balances summing to %d, want %d, %d", rows, total, distinct, want)
 	}
 }
