@@ -92,6 +92,7 @@ type isoStep struct {
 // ("B3"), in order, and the balance of account 1 at the end.
 type isoRun struct {
 	order   []string
+	done    []string // the steps in the order they completed (kit names)
 	steps   map[string]*isoStep
 	balance string
 }
@@ -284,12 +285,16 @@ func parseIsolationOutput(t *testing.T, out string) []isoRun {
 				if last == nil {
 					t.Fatalf("isolationtester: %s completed before it ran:\n%s", name, out)
 				}
+				cur.done = append(cur.done, kitStep(name))
 				continue
 			}
 			stmt, waiting := strings.CutSuffix(m[2], " <waiting ...>")
 			last = &isoStep{sql: collapse(stmt), waited: waiting, ran: true}
 			cur.steps[name] = last
 			cur.order = append(cur.order, name)
+			if !waiting && name != "balance" {
+				cur.done = append(cur.done, kitStep(name))
+			}
 			table = nil
 		case itError.MatchString(line):
 			if last == nil {
@@ -361,6 +366,7 @@ func runKit(t *testing.T, c isoCase, srv *labtest.Server, level lab.Isolation, p
 			s.waited = true
 			continue
 		}
+		got.done = append(got.done, name)
 		res := strings.TrimPrefix(l.Result, "-> ")
 		switch {
 		case kitError.MatchString(res):
@@ -411,6 +417,9 @@ func compareRuns(perm []string, spec isoSpec, theirs, ours isoRun) []string {
 		if th.rows != nil && !slices.Equal(th.rows, k.rows) {
 			diffs = append(diffs, fmt.Sprintf("%s: rows: isolationtester %v, kit %v", name, th.rows, k.rows))
 		}
+	}
+	if !slices.Equal(theirs.done, ours.done) {
+		diffs = append(diffs, fmt.Sprintf("order of completion: isolationtester %v, kit %v", theirs.done, ours.done))
 	}
 	if theirs.balance != ours.balance {
 		diffs = append(diffs, fmt.Sprintf("balance: isolationtester %s, kit %s", theirs.balance, ours.balance))
