@@ -393,6 +393,12 @@ func (db *DB) blind(ctx context.Context) error {
 // after is called by the driver after each step: it logs the step and applies
 // a fault that matches it.
 func (db *DB) after(ctx context.Context, s *stmt, r *stmtResult) error {
+	db.mu.Lock()
+	sched := db.sched
+	db.mu.Unlock()
+	if sched != nil {
+		sched.turn(s.Session)
+	}
 	db.run.Transcript.Step(s, r)
 	db.mu.Lock()
 	if db.sched != nil {

@@ -70,6 +70,30 @@ type scheduler struct {
 	sessions []*session
 	realtime bool          // PostgreSQL: no bubble; waits are seen by asking the server
 	changed  chan struct{} // signalled when a session parks or finishes
+	// PostgreSQL: closed once the step in flight has parked, finished or
+	// been seen waiting. A waiting session that the step released logs its
+	// result only then, so that the step that freed it (a COMMIT, say) is
+	// logged first, as isolationtester prints it, in every run.
+	stepped chan struct{}
+}
+
+// turn holds back the logging of session name's statement while it is one
+// that waited and the step that released it is still in flight (see
+// stepped). On SQLite the bubble already orders them.
+func (sc *scheduler) turn(name string) {
+	if !sc.realtime {
+		return
+	}
+	s := sc.find(name)
+	if s == nil {
+		return
+	}
+	sc.mu.Lock()
+	waiting, stepped := s.waiting, sc.stepped
+	sc.mu.Unlock()
+	if waiting && stepped != nil {
+		<-stepped
+	}
 }
 
 // signal wakes the scheduler if it polls for a session to park or finish.
@@ -350,11 +374,18 @@ func (sc *scheduler) step(s *session) string {
 	s.pid = st.pid
 	sc.mu.Unlock()
 
+	if sc.realtime {
+		sc.mu.Lock()
+		sc.stepped = make(chan struct{})
+		sc.mu.Unlock()
+	}
 	s.release <- struct{}{}
 	if sc.realtime {
 		waits := sc.awaitReal(s, st.pid)
 		sc.mu.Lock()
 		s.waiting = waits
+		close(sc.stepped)
+		sc.stepped = nil
 		sc.mu.Unlock()
 		if waits {
 			sc.db.run.Transcript.StepNote(st, "<waiting>")

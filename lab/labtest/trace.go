@@ -93,3 +93,9 @@ func (sc *scheduler) view() []report.SessionState {
 
 // label names a statement as a schedule does: "B2".
 func (s *stmt) label() string { return s.Session + strconv.Itoa(s.N) }
+
+// Lines returns the transcript as lines, each rendered as String renders it
+// but unpadded: a statement's session and step ("B", 2), its text, and its
+// result ("-> 1 row", "-> error: …") or note ("<waiting>"). A statement
+// that waited has two lines, the "<waiting>" one and the one with its result.
+func (t *Transcript) Lines() []report.Line { return t.records() }
