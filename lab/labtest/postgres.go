@@ -146,6 +146,11 @@ func (s *Server) Close() error {
 	return errors.Join(err, s.admin.Close())
 }
 
+// URL returns the connection string of the lab's database, for a process
+// of the test's own (a receiver it starts, say) to connect to. The
+// database is empty until the test creates what it needs in it.
+func (s *Server) URL() string { return s.url }
+
 // Version returns the server's version string.
 func (s *Server) Version() string {
 	var v string

@@ -1,0 +1,476 @@
+package fleet_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"idemlab/correct"
+	"idemlab/fleet"
+	"idemlab/lab/labtest"
+	"idemlab/webhook"
+)
+
+// The burst: Events distinct events, each sent Copies times, every copy to
+// another receiver, at most InFlight deliveries at once.
+const (
+	Receivers = 3
+	Workers   = 3
+	Events    = 300
+	Copies    = 3
+	InFlight  = 48
+	// Bound is how long a whole test may take before it gives up.
+	Bound = 2 * time.Minute
+)
+
+// Environment of a child process: its role and its database.
+const (
+	envRole = "IDEMLAB_FLEET_ROLE"
+	envDB   = "IDEMLAB_FLEET_DB"
+)
+
+// TestChild is a process of the fleet: it does nothing unless a test of
+// this file started it, with its role in the environment.
+func TestChild(t *testing.T) {
+	role := os.Getenv(envRole)
+	if role == "" {
+		t.Skip("runs only as a process the fleet tests start")
+	}
+	if err := fleet.Child(role, os.Getenv(envDB), os.Stdin, os.Stdout); err != nil {
+		t.Fatalf("%s: %v", role, err)
+	}
+}
+
+// TestProcesses starts Receivers receiver processes, each applying credits
+// inline with its own pool on one PostgreSQL inbox, and sends every event
+// to all of them at once. After the 300th request it kills receiver 0 with
+// SIGKILL and starts it again, after the 600th receiver 1; the provider
+// retries what got no answer. Every delivery must end delivered, with
+// exactly one inbox row and one credit per event.
+func TestProcesses(t *testing.T) {
+	b := newBurst(t, fleet.RoleInline, 0)
+	b.killAt(Events*Copies/3, "receiver", 0)
+	b.killAt(2*Events*Copies/3, "receiver", 1)
+	b.run()
+}
+
+// TestQueue is TestProcesses in the "acknowledge fast, process later"
+// shape: the receivers accept each event with its inbox row and a job,
+// Workers worker processes claim the jobs with FOR UPDATE SKIP LOCKED.
+// Receivers 0 and 1 are killed as in TestProcesses, workers 0 and 2 after
+// the 450th and 750th requests. When the burst is over, the workers are
+// told to finish: each stops once no job is left, and every event must
+// then be credited once.
+func TestQueue(t *testing.T) {
+	b := newBurst(t, fleet.RoleEnqueuer, Workers)
+	b.killAt(Events*Copies/3, "receiver", 0)
+	b.killAt(Events*Copies/2, "worker", 0)
+	b.killAt(2*Events*Copies/3, "receiver", 1)
+	b.killAt(5*Events*Copies/6, "worker", 2)
+	b.run()
+}
+
+// burst is one test's fleet, database and deliveries.
+type burst struct {
+	t         *testing.T
+	dbURL     string
+	db        *sql.DB // the parent's own, for setup and counting
+	role      string
+	receivers []*process
+	workers   []*process
+	addrs     []atomic.Pointer[string] // where receiver i listens now
+	mu        sync.Mutex               // guards receivers and workers
+	kills     map[int64]kill           // by request number
+	killed    sync.WaitGroup
+	requests  atomic.Int64
+}
+
+// kill is a SIGKILL and restart of one process, due at a request number.
+type kill struct {
+	kind string // "receiver" or "worker"
+	i    int
+}
+
+// newBurst creates the database, its tables and accounts 1 to 3, and
+// starts the receivers in role and the workers.
+func newBurst(t *testing.T, role string, workers int) *burst {
+	srv, why, err := labtest.ConnectPostgres()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srv == nil {
+		t.Skip(why)
+	}
+	t.Cleanup(func() {
+		if err := srv.Close(); err != nil {
+			t.Errorf("dropping the test's database: %v", err)
+		}
+	})
+	b := &burst{t: t, dbURL: srv.URL(), role: role, addrs: make([]atomic.Pointer[string], Receivers), kills: map[int64]kill{}}
+	b.db, err = sql.Open("pgx", b.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.db.Close() })
+	schema := correct.PostgresSchema
+	if role == fleet.RoleEnqueuer {
+		schema += fleet.QueueSchema
+	}
+	if _, err := b.db.Exec(schema + `INSERT INTO accounts (id, balance) VALUES (1, 0), (2, 0), (3, 0);`); err != nil {
+		t.Fatalf("creating the tables: %v", err)
+	}
+	// Killing the children is the last cleanup to run, before the
+	// database is dropped.
+	t.Cleanup(func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		for _, p := range append(b.receivers, b.workers...) {
+			p.kill()
+		}
+	})
+	for i := range Receivers {
+		p, err := b.start(role)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.receivers = append(b.receivers, p)
+		b.addrs[i].Store(&p.addr)
+	}
+	for range workers {
+		p, err := b.start(fleet.RoleWorker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.workers = append(b.workers, p)
+	}
+	return b
+}
+
+// killAt kills the kind's process i with SIGKILL when the n-th request is
+// sent, and starts another in its place.
+func (b *burst) killAt(n int, kind string, i int) {
+	b.kills[int64(n)] = kill{kind, i}
+}
+
+// run sends the burst, waits for the kills, stops the workers, and checks
+// the database.
+func (b *burst) run() {
+	t := b.t
+	ctx, cancel := context.WithTimeout(context.Background(), Bound)
+	defer cancel()
+	key, err := webhook.ParseSecret(fleet.Secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Transport: &countingTransport{b: b, base: &http.Transport{
+		DialContext:         b.dial,
+		MaxIdleConnsPerHost: InFlight,
+	}}}
+	// Retries come every 20 ms for 10 s, Retry-After included: a
+	// killed receiver is back within half a second here, and the bound
+	// leaves room for a loaded machine.
+	schedule := make([]time.Duration, 500)
+	for i := 1; i < len(schedule); i++ {
+		schedule[i] = 20 * time.Millisecond
+	}
+	providers := make([]*webhook.Provider, Receivers)
+	for i := range providers {
+		providers[i] = &webhook.Provider{
+			URL:           fmt.Sprintf("http://receiver-%d/webhooks/%s", i, fleet.Source),
+			Secrets:       []webhook.Secret{key},
+			Client:        client,
+			Schedule:      schedule,
+			Timeout:       15 * time.Second,
+			MaxRetryAfter: 20 * time.Millisecond,
+		}
+	}
+
+	start := time.Now()
+	deliveries := make([]webhook.Delivery, Events*Copies)
+	sem := make(chan struct{}, InFlight)
+	var wg sync.WaitGroup
+	for e := range Events {
+		id := fmt.Sprintf("evt-%03d", e)
+		body := fmt.Appendf(nil, `{"account_id":%d,"amount":%d}`, account(e), amount(e))
+		for c := range Copies {
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				deliveries[e*Copies+c] = providers[(e+c)%Receivers].Send(ctx, id, body)
+			})
+		}
+	}
+	wg.Wait()
+	sent := time.Since(start)
+	b.killed.Wait()
+
+	// The workers finish what is left and stop; a receiver stops too.
+	b.mu.Lock()
+	for _, p := range b.workers {
+		if err := p.stop(); err != nil {
+			t.Errorf("worker: %v\n%s", err, p.stderr.String())
+		}
+	}
+	b.mu.Unlock()
+	drained := time.Since(start)
+
+	// Count.
+	var attempts, noAnswer, applied, replayed int
+	for i, d := range deliveries {
+		attempts += len(d.Attempts)
+		for _, a := range d.Attempts {
+			switch {
+			case a.Status == 0:
+				noAnswer++
+			case a.OK() && a.Replayed:
+				replayed++
+			case a.OK():
+				applied++
+			}
+		}
+		if !d.Delivered {
+			t.Errorf("evt-%03d copy %d to receiver %d: not delivered: %v", i/Copies, i%Copies, (i/Copies+i%Copies)%Receivers, d.Attempts)
+		}
+	}
+	// A delivery stops at its first 2xx; an applied answer can be lost
+	// with its receiver, never made twice.
+	if applied+replayed != Events*Copies {
+		t.Errorf("%d answers 2xx, want one per delivery, %d", applied+replayed, Events*Copies)
+	}
+	if applied > Events {
+		t.Errorf("%d deliveries answered applied (200, not replayed), more than the %d events", applied, Events)
+	}
+	want := map[int64]int64{}
+	for e := range Events {
+		want[account(e)] += amount(e)
+	}
+	got := map[int64]int64{}
+	rows, err := b.db.Query(`SELECT id, balance FROM accounts`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id, bal int64
+		if err := rows.Scan(&id, &bal); err != nil {
+			t.Fatal(err)
+		}
+		got[id] = bal
+	}
+	rows.Close()
+	for id, w := range want {
+		if got[id] != w {
+			t.Errorf("account %d: balance %d, want %d, the sum of its distinct events (%+d)", id, got[id], w, got[id]-w)
+		}
+	}
+	var inbox, right int
+	if err := b.db.QueryRow(`SELECT count(*), count(*) FILTER (WHERE account_id = 1 + (substr(event_id, 5)::int % 3) AND amount = 1 + substr(event_id, 5)::int)
+		FROM inbox`).Scan(&inbox, &right); err != nil {
+		t.Fatal(err)
+	}
+	if inbox != Events || right != Events {
+		t.Errorf("inbox: %d rows, %d of them as sent; want %d", inbox, right, Events)
+	}
+	if b.role == fleet.RoleEnqueuer {
+		var jobs int
+		if err := b.db.QueryRow(`SELECT count(*) FROM jobs`).Scan(&jobs); err != nil {
+			t.Fatal(err)
+		}
+		if jobs != 0 {
+			t.Errorf("%d jobs left after every worker finished", jobs)
+		}
+	}
+	t.Logf("%d events × %d copies to %d receivers (%s), %d workers, %d kills: %d requests, %d without an answer, %d applied, %d replayed; burst %v, drained %v",
+		Events, Copies, Receivers, b.role, len(b.workers), len(b.kills), attempts, noAnswer, applied, replayed,
+		sent.Round(time.Millisecond), drained.Round(time.Millisecond))
+}
+
+// account and amount are event e's: distinct amounts, so that a balance
+// off by any one credit shows.
+func account(e int) int64 { return 1 + int64(e%3) }
+func amount(e int) int64  { return 1 + int64(e) }
+
+// dial connects to the receiver a URL's host names, wherever it listens
+// now: a restarted receiver has a new port.
+func (b *burst) dial(ctx context.Context, network, host string) (net.Conn, error) {
+	var i int
+	if _, err := fmt.Sscanf(host, "receiver-%d:80", &i); err != nil || i < 0 || i >= Receivers {
+		return nil, fmt.Errorf("no receiver %q", host)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, *b.addrs[i].Load())
+}
+
+// countingTransport numbers the requests and sets off the kills due.
+type countingTransport struct {
+	b    *burst
+	base http.RoundTripper
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	n := c.b.requests.Add(1)
+	if k, ok := c.b.kills[n]; ok {
+		c.b.killed.Go(func() { c.b.restart(k) })
+	}
+	return c.base.RoundTrip(r)
+}
+
+// restart kills k's process with SIGKILL, waits for it to exit, and starts
+// another in its place, which serves before restart returns.
+func (b *burst) restart(k kill) {
+	b.mu.Lock()
+	list := b.receivers
+	if k.kind == "worker" {
+		list = b.workers
+	}
+	old := list[k.i]
+	b.mu.Unlock()
+	if err := old.kill(); !isKilled(err) {
+		b.t.Errorf("%s %d: killed, it exited with %v, not SIGKILL: it was not running\n%s", k.kind, k.i, err, old.stderr.String())
+	}
+	role := b.role
+	if k.kind == "worker" {
+		role = fleet.RoleWorker
+	}
+	p, err := b.start(role)
+	if err != nil {
+		b.t.Errorf("restarting %s %d: %v", k.kind, k.i, err)
+		return
+	}
+	b.mu.Lock()
+	list[k.i] = p
+	b.mu.Unlock()
+	if k.kind == "receiver" {
+		b.addrs[k.i].Store(&p.addr)
+	}
+}
+
+// isKilled reports whether a process's exit error is death by SIGKILL.
+func isKilled(err error) bool {
+	ee, ok := err.(*exec.ExitError)
+	if !ok {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
+}
+
+// process is one child: this test binary, running TestChild.
+type process struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stderr *lockedBuffer
+	addr   string        // a receiver's
+	exited chan struct{} // closed when it has exited and err is set
+	err    error
+}
+
+// start starts a process in role and waits until it serves: for a
+// receiver, until it has said where it listens and answered GET /ready.
+// Its -test.timeout bounds the wait should it never get there.
+func (b *burst) start(role string) (*process, error) {
+	ready := make(chan string, 1)
+	p := &process{stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	p.cmd = exec.Command(os.Args[0], "-test.run=^TestChild$", "-test.count=1", "-test.timeout="+Bound.String())
+	p.cmd.Env = append(os.Environ(), envRole+"="+role, envDB+"="+b.dbURL)
+	p.cmd.Stdout = &firstLine{line: ready}
+	p.cmd.Stderr = p.stderr
+	var err error
+	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	if err := p.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.exited)
+	}()
+	var line string
+	select {
+	case line = <-ready:
+	case <-p.exited:
+		return nil, fmt.Errorf("%s exited before it served: %v\n%s", role, p.err, p.stderr.String())
+	}
+	if !strings.HasPrefix(line, fleet.ReadyPrefix) {
+		p.kill()
+		return nil, fmt.Errorf("%s said %q, not %q", role, line, fleet.ReadyPrefix)
+	}
+	if role == fleet.RoleWorker {
+		return p, nil
+	}
+	p.addr = strings.TrimSpace(strings.TrimPrefix(line, fleet.ReadyPrefix))
+	resp, err := http.Get("http://" + p.addr + "/ready")
+	if err != nil {
+		p.kill()
+		return nil, fmt.Errorf("%s at %s: %v", role, p.addr, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		p.kill()
+		return nil, fmt.Errorf("%s at %s: GET /ready answered %d", role, p.addr, resp.StatusCode)
+	}
+	return p, nil
+}
+
+// kill sends SIGKILL and returns how the process exited.
+func (p *process) kill() error {
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.exited
+	return p.err
+}
+
+// stop closes the process's input, which tells it to finish, and returns
+// how it exited.
+func (p *process) stop() error {
+	p.stdin.Close()
+	<-p.exited
+	return p.err
+}
+
+// firstLine sends the first line written to it, and swallows the rest.
+type firstLine struct {
+	buf  []byte
+	line chan<- string
+	sent bool
+}
+
+func (f *firstLine) Write(p []byte) (int, error) {
+	if !f.sent {
+		f.buf = append(f.buf, p...)
+		if i := bytes.IndexByte(f.buf, '\n'); i >= 0 {
+			f.line <- string(f.buf[:i])
+			f.sent = true
+		}
+	}
+	return len(p), nil
+}
+
+// lockedBuffer is a bytes.Buffer that a process writes while a test reads.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}

@@ -1,0 +1,128 @@
+package fleet
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
+
+	"idemlab/correct"
+	"idemlab/lab"
+	"idemlab/webhook"
+)
+
+// The roles a process of the fleet plays.
+const (
+	RoleInline   = "inline"   // a receiver that applies the credit before it answers
+	RoleEnqueuer = "enqueuer" // a receiver that accepts the event and answers
+	RoleWorker   = "worker"   // claims jobs and applies their credits
+)
+
+// Source is the one integration the fleet's receivers trust, at
+// /webhooks/<Source>.
+const Source = "provider-a"
+
+// Secret signs and verifies the fleet's deliveries. It is a test secret,
+// published on purpose.
+const Secret = "whsec_ZmxlZXQgdGVzdCBzZWNyZXQsIG5vdCBmb3IgdXNlIQ=="
+
+// PoolSize is the most connections one process of the fleet opens.
+const PoolSize = 8
+
+// ReadyPrefix starts the one line a process writes to its output once it
+// serves: "ready" and, for a receiver, the address it listens on.
+const ReadyPrefix = "ready"
+
+// Child is the body of one process of the fleet, playing role on the
+// database at dbURL (a postgres:// URL whose tables exist). A receiver
+// listens on a loopback port of its own choosing and writes
+// "ready <address>" to out once it serves; a worker writes "ready" once
+// its pool has reached the server. Both run until in reaches its end —
+// the parent closes the pipe, or dies — when a receiver stops and a
+// worker finishes every job left and stops. SIGKILL, of course, stops
+// either at once.
+func Child(role, dbURL string, in io.Reader, out io.Writer) error {
+	db, err := sql.Open("pgx", correct.PostgresDSN(dbURL, lab.ReadCommitted))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(PoolSize)
+	db.SetMaxIdleConns(PoolSize)
+	ctx := context.Background()
+	if err := db.PingContext(ctx); err != nil {
+		return err
+	}
+	eof := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, bufio.NewReader(in))
+		close(eof)
+	}()
+
+	if role == RoleWorker {
+		fmt.Fprintln(out, ReadyPrefix)
+		return Worker{DB: db}.Run(ctx, eof)
+	}
+	var proc lab.Processor
+	switch role {
+	case RoleInline:
+		proc = correct.Retry(correct.New(db))
+	case RoleEnqueuer:
+		proc = correct.Retry(Enqueuer{DB: db})
+	default:
+		return fmt.Errorf("no role %q", role)
+	}
+	h, err := Handler(db, proc)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-eof
+		shut, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		srv.Shutdown(shut)
+	}()
+	fmt.Fprintln(out, ReadyPrefix, ln.Addr())
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Handler serves proc behind webhook.Receiver at POST /webhooks/<Source>,
+// verifying Secret, and answers GET /ready with 204 once db answers.
+func Handler(db *sql.DB, proc lab.Processor) (http.Handler, error) {
+	key, err := webhook.ParseSecret(Secret)
+	if err != nil {
+		return nil, err
+	}
+	rc := webhook.NewReceiver(proc, &webhook.Verifier{
+		Integrations: []webhook.Integration{{Source: Source, Secrets: []webhook.Secret{key}}}})
+	// Exact paths, no http.ServeMux: a webhook endpoint never answers 3xx.
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/webhooks/" + Source:
+			rc.ServeHTTP(w, r)
+		case "/ready":
+			if err := db.PingContext(r.Context()); err != nil {
+				http.Error(w, err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+			w.WriteHeader(http.StatusNoContent)
+		default:
+			http.NotFound(w, r)
+		}
+	}), nil
+}
