@@ -1,6 +1,7 @@
 // Package variants is the registry of the implementations the kit compares:
-// the correct handler first, then every naive one, each the correct one with
-// a single mistake. The scenario tests run every scenario against this list,
+// the correct handler first, then equivalent/plainbegin (correct written
+// with a plain BEGIN), then every naive one, each the correct one with a
+// single mistake. The scenario tests run every scenario against this list,
 // and the command lists the same rows, so a variant exists for the kit once
 // it is added here.
 //

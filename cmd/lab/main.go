@@ -20,7 +20,8 @@
 //	go run ./cmd/lab web [-addr HOST:PORT]      the workshop page: matrix, swimlanes, stepper
 //	go run ./cmd/lab step VARIANT SCENARIO      play a race (Race, ConflictRace) in the terminal
 //
-// VARIANT is correct or naive/<mistake>; the naive/ prefix may be left out.
+// VARIANT is correct, equivalent/<name> or naive/<mistake> (the prefix may be
+// left out), or exercises/<name> for explain and permutations.
 // The exit status is 0 on success, 1 when the scenario tests could not run or
 // failed, and 2 on a usage error (unknown subcommand, variant or scenario).
 package main
@@ -81,7 +82,8 @@ subcommands:
              which delivery takes its next statement, until it ends
   help       print this text
 
-VARIANT is correct or naive/<mistake>; the naive/ prefix may be left out.
+VARIANT is correct, equivalent/<name> or naive/<mistake> (the prefix may be
+left out), or exercises/<name> for explain and permutations.
 SCENARIO is a column of the matrix, e.g. Race or Duplicate.
 
 examples:

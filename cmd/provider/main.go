@@ -14,6 +14,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
+	neturl "net/url"
 	"os"
 	"sync"
 	"time"
@@ -44,6 +46,12 @@ func main() {
 		fmt.Println(demo.Curl(p, *id, body))
 		return
 	}
+	// A provider retries a receiver that is down for hours, silently: say
+	// at once when there is nobody to send to.
+	if err := reachable(*url); err != nil {
+		fmt.Fprintf(os.Stderr, "provider: cannot connect to %s (%v): is go run ./cmd/receiver VARIANT running?\n", *url, err)
+		os.Exit(1)
+	}
 	p.Timeout = *timeout
 	if *fast {
 		p.Schedule = []time.Duration{0, time.Second, 2 * time.Second, 4 * time.Second}
@@ -66,4 +74,25 @@ func main() {
 	if failed {
 		os.Exit(1)
 	}
+}
+
+// reachable reports whether something listens at the URL's host and port.
+func reachable(rawURL string) error {
+	u, err := neturl.Parse(rawURL)
+	if err != nil {
+		return err
+	}
+	host := u.Host
+	if u.Port() == "" {
+		port := "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+		host = net.JoinHostPort(u.Hostname(), port)
+	}
+	c, err := net.DialTimeout("tcp", host, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	return c.Close()
 }

@@ -4,7 +4,9 @@
 // crashes below the handler, the scheduler that interleaves deliveries one
 // statement at a time inside a testing/synctest bubble, and the invariants
 // checked after every run. It is to package lab what net/http/httptest is
-// to net/http: it exists for tests, and only tests import it.
+// to net/http: it exists for tests. Tests import it, and so do the packages
+// that hold what tests run (scenarios, the exercises' checks); no handler
+// does.
 //
 // Verdicts go into a [report.Report]; the scenario tests write it and the
 // command renders it.
