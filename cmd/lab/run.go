@@ -164,10 +164,11 @@ func isExercise(name string) bool {
 	return len(files) > 0
 }
 
-// registered lists the variants of the registry, in the matrix's order.
+// registered lists the variants of the registry, in the matrix's order,
+// then the ones that run on PostgreSQL only.
 func registered() []string {
 	var names []string
-	for _, v := range variants.All {
+	for _, v := range append(slices.Clone(variants.All), variants.PostgresOnly...) {
 		names = append(names, v.Name)
 	}
 	return names
