@@ -13,7 +13,6 @@ package scenarios_test
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"maps"
@@ -23,7 +22,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"modernc.org/sqlite"
 
@@ -73,7 +71,6 @@ var mutantChecks = []struct {
 		return problems
 	}},
 	{"ForeignDSN", foreignDSNProblems},
-	{"CancelDone", cancelDoneProblems},
 }
 
 // foreignDSNProblems opens v on its own DSN without foreign_keys(1), as a
@@ -106,122 +103,6 @@ func foreignDSNProblems(t *testing.T, v lab.Variant) []string {
 		problems = append(problems, fmt.Sprintf("inbox rows after Process(%v) = %d, want 0", e, rows))
 	}
 	return problems
-}
-
-// cancelDoneProblems delivers a new event whose caller gives up once the
-// credit has run, and lets database/sql's own rollback of the cancelled
-// transaction (Tx.awaitDone) mark it done before the handler commits: the
-// race the issue saw in about 1 of 300 short-deadline deliveries, made
-// certain. COMMIT then reports only sql.ErrTxDone; the answer must be busy,
-// with nothing kept, and the redelivery applies (or, as Cancel allows, the
-// success it earned: applied, kept, and the redelivery a duplicate). Cancel in the matrix
-// cannot reach this: its handler always reaches COMMIT first. It runs in
-// real time, outside the scheduler: the credit's RowsAffected, which
-// database/sql calls under the connection's lock, cancels and waits 100 ms,
-// in which awaitDone marks the transaction done and then queues for that
-// lock.
-func cancelDoneProblems(t *testing.T, v lab.Variant) []string {
-	base, err := sqlite.NewConnector(v.DSN(filepath.Join(t.TempDir(), "ledger.db")))
-	if err != nil {
-		return []string{err.Error()}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c := &cancelConnector{Connector: base}
-	db := sql.OpenDB(c)
-	defer db.Close()
-	if _, err := db.Exec(v.Schema + `INSERT INTO accounts (id) VALUES (1);`); err != nil {
-		return []string{err.Error()}
-	}
-	c.on = func() {
-		c.on = nil
-		cancel()
-		time.Sleep(100 * time.Millisecond)
-	}
-	e := lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 500}
-	h := v.New(db)
-	o, err := h.Process(ctx, e)
-	if c.on != nil {
-		return nil // no credit's RowsAffected: the other columns judge it
-	}
-	// database/sql's rollback ends on its own goroutine: let it finish, so
-	// that the redelivery does not meet its lock.
-	for i := 0; i < 200 && db.Stats().InUse > 0; i++ {
-		time.Sleep(10 * time.Millisecond)
-	}
-	var rows, balance int64
-	if err := db.QueryRow(`SELECT (SELECT count(*) FROM inbox), (SELECT balance FROM accounts WHERE id = 1)`).Scan(&rows, &balance); err != nil {
-		return []string{err.Error()}
-	}
-	// As in Cancel: busy with nothing kept, or the success it earned.
-	var problems []string
-	want := lab.Applied
-	switch {
-	case err == nil && o == lab.Applied && rows == 1 && balance == e.Amount:
-		want = lab.Duplicate
-	case errors.Is(err, lab.ErrBusy) && rows == 0 && balance == 0:
-	default:
-		problems = append(problems, fmt.Sprintf("Process(%v) = %v, %v after its caller cancelled and database/sql rolled back, with %d inbox rows and balance %d kept; want busy with nothing kept, or applied with both kept",
-			e, o, err, rows, balance))
-	}
-	ctx2, cancel2 := context.WithCancel(context.Background())
-	defer cancel2()
-	if o, err := h.Process(ctx2, e); o != want || err != nil {
-		problems = append(problems, fmt.Sprintf("redelivery Process(%v) = %v, %v, want %v", e, o, err, want))
-	}
-	return problems
-}
-
-// cancelConnector calls on, once set, when the handler reads RowsAffected
-// of its credit (an UPDATE of accounts).
-type cancelConnector struct {
-	driver.Connector
-	on func()
-}
-
-func (c *cancelConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	cn, err := c.Connector.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &cancelConn{Conn: cn, c: c}, nil
-}
-
-type cancelConn struct {
-	driver.Conn
-	c *cancelConnector
-}
-
-func (c *cancelConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	return c.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts)
-}
-
-func (c *cancelConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
-	r, err := c.Conn.(driver.ExecerContext).ExecContext(ctx, q, args)
-	if err == nil && strings.Contains(q, "UPDATE accounts") {
-		return cancelResult{Result: r, c: c.c}, nil
-	}
-	return r, err
-}
-
-func (c *cancelConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
-	return c.Conn.(driver.QueryerContext).QueryContext(ctx, q, args)
-}
-
-func (c *cancelConn) ResetSession(ctx context.Context) error {
-	return c.Conn.(driver.SessionResetter).ResetSession(ctx)
-}
-
-type cancelResult struct {
-	driver.Result
-	c *cancelConnector
-}
-
-func (r cancelResult) RowsAffected() (int64, error) {
-	if r.c.on != nil {
-		r.c.on()
-	}
-	return r.Result.RowsAffected()
 }
 
 func TestMutants(t *testing.T) {
