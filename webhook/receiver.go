@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"idemlab/lab"
@@ -107,7 +108,7 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" ||
-		(params["charset"] != "" && params["charset"] != "utf-8" && params["charset"] != "UTF-8") {
+		(params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8")) { // names are case-insensitive (RFC 9110 §8.3.2)
 		rc.problem(ctx, w, http.StatusUnsupportedMediaType, "unsupported-media-type",
 			fmt.Sprintf("content type %q, want application/json", r.Header.Get("Content-Type")), nil)
 		return

@@ -217,6 +217,23 @@ func TestRefusedBeforeProcessing(t *testing.T) {
 
 // TestMalformedBodies sends signed bodies that DecodeBody must refuse:
 // 400, and the processor never runs.
+// TestCharsetNames accepts UTF-8 however its name is spelled: charset names
+// are case-insensitive (RFC 9110 §8.3.2). A receiver that compared them as
+// written answered 415 to "Utf-8".
+func TestCharsetNames(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		for _, ct := range []string{"application/json", "application/json; charset=utf-8",
+			"application/json; charset=UTF-8", "application/json; charset=Utf-8", `application/json; charset="utf-8"`} {
+			r := signed("evt-1", okBody, secretA)
+			r.Header.Set("Content-Type", ct)
+			p := &stub{outcome: lab.Applied}
+			if resp := serve(p, endpointA(), r); resp.StatusCode != http.StatusOK {
+				t.Errorf("Content-Type %q: status = %d, want 200", ct, resp.StatusCode)
+			}
+		}
+	})
+}
+
 func TestMalformedBodies(t *testing.T) {
 	bodies := []string{
 		``,
