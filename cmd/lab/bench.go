@@ -7,6 +7,7 @@ import (
 	"io"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -34,23 +35,14 @@ func parseBench(out []byte) (rates map[benchKey]float64, durabilities []string, 
 		n, _ := strconv.Atoi(m[3])
 		rate, _ := strconv.ParseFloat(m[4], 64)
 		rates[benchKey{m[1], m[2], n}] = rate
-		if !contains(durabilities, m[1]) {
+		if !slices.Contains(durabilities, m[1]) {
 			durabilities = append(durabilities, m[1])
 		}
-		if !contains(deliverers, n) {
+		if !slices.Contains(deliverers, n) {
 			deliverers = append(deliverers, n)
 		}
 	}
 	return rates, durabilities, deliverers
-}
-
-func contains[T comparable](s []T, v T) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // renderBench prints the cost of idempotency as ratios to the bare

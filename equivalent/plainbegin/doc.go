@@ -11,5 +11,6 @@
 // article's point: IMMEDIATE is one way to get the write lock first, not the
 // only one.
 //
-// Compare: diff -u correct/schema.go equivalent/plainbegin/schema.go
+// Compare: diff -u correct/schema.go equivalent/plainbegin/schema.go (in
+// process.go only the comment on BeginTx differs: it says what BEGIN is here).
 package plainbegin

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -432,7 +433,7 @@ func (db *DB) HoldLock(statements ...string) (release func()) {
 			db.run.tb.Fatalf("HoldLock: %s: %v", s, err)
 		}
 	}
-	db.run.Transcript.Note("other", "BEGIN; "+joinStatements(statements), "holds its locks")
+	db.run.Transcript.Note("other", "BEGIN; "+strings.Join(statements, "; "), "holds its locks")
 	return func() {
 		if _, err := c.ExecContext(ctx, "ROLLBACK"); err != nil {
 			db.run.tb.Fatalf("HoldLock release: %v", err)
@@ -440,17 +441,6 @@ func (db *DB) HoldLock(statements ...string) (release func()) {
 		c.Close()
 		db.run.Transcript.Note("other", "ROLLBACK", "releases them")
 	}
-}
-
-func joinStatements(s []string) string {
-	out := ""
-	for i, x := range s {
-		if i > 0 {
-			out += "; "
-		}
-		out += x
-	}
-	return out
 }
 
 // pollEvery is how often the scheduler asks, in real time, whether a
