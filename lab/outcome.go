@@ -115,7 +115,8 @@ func Classify(err error) error {
 	if err == nil {
 		return nil
 	}
-	if ErrorKind(err) != "other error" {
+	if errors.Is(err, ErrInvalidEvent) || errors.Is(err, ErrPayloadConflict) ||
+		errors.Is(err, ErrUnknownAccount) || errors.Is(err, ErrBusy) {
 		return err // classified already
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {

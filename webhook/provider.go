@@ -3,7 +3,6 @@ package webhook
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -116,9 +115,6 @@ func (d Delivery) Statuses() []int {
 	}
 	return out
 }
-
-// ErrDisabled is returned for a delivery to an endpoint that answered 410.
-var ErrDisabled = errors.New("endpoint disabled: it answered 410 Gone")
 
 // Send delivers body under id, retrying on the schedule.
 func (p *Provider) Send(ctx context.Context, id string, body []byte) Delivery {

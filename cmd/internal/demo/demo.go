@@ -84,6 +84,7 @@ func Open(v lab.Variant, path string) (*Server, error) {
 	for source, secret := range Secrets {
 		key, err := webhook.ParseSecret(secret)
 		if err != nil {
+			db.Close()
 			return nil, err
 		}
 		routes["/webhooks/"+source] = webhook.NewReceiver(proc, &webhook.Verifier{
