@@ -561,21 +561,32 @@ func (db *DB) endOwnTransactions(ctx context.Context, cancel context.CancelFunc,
 // as another process would, and returns the function that releases it.
 func (db *DB) HoldWriteLock() (release func()) {
 	db.run.tb.Helper()
+	return db.hold("HoldWriteLock", []string{"BEGIN IMMEDIATE"}, "BEGIN IMMEDIATE", "the write lock")
+}
+
+// hold runs statements, the first of them a BEGIN, on a connection of its
+// own, as another process would, notes them in the transcript as shown,
+// holding what, and returns the function that rolls the transaction back.
+// HoldWriteLock, HoldReadLock and HoldLock are its three uses.
+func (db *DB) hold(caller string, statements []string, shown, what string) (release func()) {
+	db.run.tb.Helper()
 	ctx := context.Background()
 	c, err := db.sql.Conn(ctx)
 	if err != nil {
-		db.run.tb.Fatalf("HoldWriteLock: %v", err)
+		db.run.tb.Fatalf("%s: %v", caller, err)
 	}
-	if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		db.run.tb.Fatalf("HoldWriteLock: BEGIN IMMEDIATE: %v", err)
+	for _, st := range statements {
+		if _, err := c.ExecContext(ctx, st); err != nil {
+			db.run.tb.Fatalf("%s: %s: %v", caller, st, err)
+		}
 	}
-	db.run.Transcript.Note("other", "BEGIN IMMEDIATE", "holds the write lock")
+	db.run.Transcript.Note("other", shown, "holds "+what)
 	return func() {
 		if _, err := c.ExecContext(ctx, "ROLLBACK"); err != nil {
-			db.run.tb.Fatalf("HoldWriteLock release: %v", err)
+			db.run.tb.Fatalf("%s release: %v", caller, err)
 		}
 		c.Close()
-		db.run.Transcript.Note("other", "ROLLBACK", "releases the write lock")
+		db.run.Transcript.Note("other", "ROLLBACK", "releases "+what)
 	}
 }
 
@@ -596,26 +607,8 @@ func (db *DB) cancelCaller(session string) {
 // not commit: the writer's COMMIT waits for it, up to the busy timeout.
 func (db *DB) HoldReadLock() (release func()) {
 	db.run.tb.Helper()
-	ctx := context.Background()
-	c, err := db.sql.Conn(ctx)
-	if err != nil {
-		db.run.tb.Fatalf("HoldReadLock: %v", err)
-	}
-	if _, err := c.ExecContext(ctx, "BEGIN DEFERRED"); err != nil {
-		db.run.tb.Fatalf("HoldReadLock: BEGIN: %v", err)
-	}
-	var n int
-	if err := c.QueryRowContext(ctx, "SELECT count(*) FROM accounts").Scan(&n); err != nil {
-		db.run.tb.Fatalf("HoldReadLock: SELECT: %v", err)
-	}
-	db.run.Transcript.Note("other", "BEGIN; SELECT count(*) FROM accounts", "holds a read lock")
-	return func() {
-		if _, err := c.ExecContext(ctx, "ROLLBACK"); err != nil {
-			db.run.tb.Fatalf("HoldReadLock release: %v", err)
-		}
-		c.Close()
-		db.run.Transcript.Note("other", "ROLLBACK", "releases the read lock")
-	}
+	read := "SELECT count(*) FROM accounts"
+	return db.hold("HoldReadLock", []string{"BEGIN DEFERRED", read}, "BEGIN; "+read, "a read lock")
 }
 
 // Answer is what the handler said to one delivery.

@@ -420,27 +420,7 @@ func pidOf(c driver.Conn) uint32 {
 // PostgreSQL only; on SQLite see HoldWriteLock.
 func (db *DB) HoldLock(statements ...string) (release func()) {
 	db.run.tb.Helper()
-	ctx := context.Background()
-	c, err := db.sql.Conn(ctx)
-	if err != nil {
-		db.run.tb.Fatalf("HoldLock: %v", err)
-	}
-	if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
-		db.run.tb.Fatalf("HoldLock: BEGIN: %v", err)
-	}
-	for _, s := range statements {
-		if _, err := c.ExecContext(ctx, s); err != nil {
-			db.run.tb.Fatalf("HoldLock: %s: %v", s, err)
-		}
-	}
-	db.run.Transcript.Note("other", "BEGIN; "+strings.Join(statements, "; "), "holds its locks")
-	return func() {
-		if _, err := c.ExecContext(ctx, "ROLLBACK"); err != nil {
-			db.run.tb.Fatalf("HoldLock release: %v", err)
-		}
-		c.Close()
-		db.run.Transcript.Note("other", "ROLLBACK", "releases them")
-	}
+	return db.hold("HoldLock", append([]string{"BEGIN"}, statements...), "BEGIN; "+strings.Join(statements, "; "), "its locks")
 }
 
 // pollEvery is how often the scheduler asks, in real time, whether a
