@@ -35,16 +35,18 @@ func TraceCell(t *testing.T, sc Scenario, v lab.Variant) *report.Cell {
 // traceOf builds the trace of one interleaving from its decisions and its
 // run's transcript.
 func traceOf(decisions []decision, t *Transcript) *report.Trace {
-	tr := &report.Trace{Lines: t.records()}
+	tr := &report.Trace{Lines: t.Lines()}
 	for _, d := range decisions {
 		tr.Decisions = append(tr.Decisions, report.Decision{Sessions: d.view, Lines: d.lines})
 	}
 	return tr
 }
 
-// records returns the transcript as lines, each rendered as String renders
-// it but unpadded.
-func (t *Transcript) records() []report.Line {
+// Lines returns the transcript as lines, each rendered as String renders it
+// but unpadded: a statement's session and step ("B", 2), its text, and its
+// result ("-> 1 row", "-> error: …") or note ("<waiting>"). A statement
+// that waited has two lines, the "<waiting>" one and the one with its result.
+func (t *Transcript) Lines() []report.Line {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := make([]report.Line, len(t.lines))
@@ -94,8 +96,3 @@ func (sc *scheduler) view() []report.SessionState {
 // label names a statement as a schedule does: "B2".
 func (s *stmt) label() string { return s.Session + strconv.Itoa(s.N) }
 
-// Lines returns the transcript as lines, each rendered as String renders it
-// but unpadded: a statement's session and step ("B", 2), its text, and its
-// result ("-> 1 row", "-> error: …") or note ("<waiting>"). A statement
-// that waited has two lines, the "<waiting>" one and the one with its result.
-func (t *Transcript) Lines() []report.Line { return t.records() }
