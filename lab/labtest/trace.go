@@ -95,4 +95,3 @@ func (sc *scheduler) view() []report.SessionState {
 
 // label names a statement as a schedule does: "B2".
 func (s *stmt) label() string { return s.Session + strconv.Itoa(s.N) }
-
