@@ -69,15 +69,11 @@ func serveHTTP(r *labtest.Run, accounts ...labtest.Account) *rig {
 		rc.Log = slog.New(slog.DiscardHandler)
 		g.receivers["/webhooks/"+source] = rc
 	}
-	// Exact paths, no http.ServeMux: a mux may answer a redirect (a
-	// cleaned path), and this endpoint never does.
-	g.net = labtest.Serve(labtest.SessionHandler(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if rc, ok := g.receivers[req.URL.Path]; ok {
-			rc.ServeHTTP(w, req)
-			return
-		}
-		http.NotFound(w, req)
-	})))
+	routes := map[string]http.Handler{}
+	for path, rc := range g.receivers {
+		routes[path] = rc
+	}
+	g.net = labtest.Serve(labtest.SessionHandler(webhook.ExactPaths(routes)))
 	return g
 }
 

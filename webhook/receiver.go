@@ -86,6 +86,21 @@ type Receiver struct {
 	Log *slog.Logger
 }
 
+// ExactPaths serves each request with the handler of exactly its path, and
+// 404 otherwise. It is what a webhook endpoint needs instead of
+// http.ServeMux, which may answer a path it cleans with a redirect: a 3xx
+// tells a sender that the delivery failed, and an endpoint never answers
+// one.
+func ExactPaths(routes map[string]http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h, ok := routes[r.URL.Path]; ok {
+			h.ServeHTTP(w, r)
+			return
+		}
+		http.NotFound(w, r)
+	})
+}
+
 // NewReceiver returns a receiver over p that authenticates with auth, with
 // the default limits.
 func NewReceiver(p lab.Processor, auth Authenticator) *Receiver {

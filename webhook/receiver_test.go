@@ -321,3 +321,17 @@ func TestBodyReadOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestExactPaths answers a path it does not know, or a path that a mux
+// would clean and redirect, with 404, never a 3xx.
+func TestExactPaths(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	h := webhook.ExactPaths(map[string]http.Handler{"/webhooks/a": ok})
+	for path, want := range map[string]int{"/webhooks/a": 204, "/webhooks/a/": 404, "//webhooks/a": 404, "/webhooks/./a": 404, "/": 404} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "http://x"+path, nil))
+		if w.Code != want {
+			t.Errorf("ExactPaths(%q) = %d, want %d", path, w.Code, want)
+		}
+	}
+}

@@ -90,15 +90,7 @@ func Open(v lab.Variant, path string) (*Server, error) {
 		routes["/webhooks/"+source] = webhook.NewReceiver(proc, &webhook.Verifier{
 			Integrations: []webhook.Integration{{Source: source, Secrets: []webhook.Secret{key}}}})
 	}
-	// Exact paths, no http.ServeMux, which may answer a cleaned path with
-	// a redirect: a webhook endpoint never answers 3xx.
-	s.handler = logged(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if h, ok := routes[r.URL.Path]; ok {
-			h.ServeHTTP(w, r)
-			return
-		}
-		http.NotFound(w, r)
-	}))
+	s.handler = logged(webhook.ExactPaths(routes))
 	return s, nil
 }
 
