@@ -59,7 +59,9 @@ func run(name, addr, path string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	slog.Info("serving "+v.Name, "db", path, "webhooks", "http://"+ln.Addr().String()+"/webhooks/{provider-a,provider-b}",
-		"state", "http://"+ln.Addr().String()+"/state")
+	base := "http://" + ln.Addr().String()
+	slog.Info("serving "+v.Name, "db", path)
+	slog.Info("webhooks at " + base + "/webhooks/{provider-a,provider-b}")
+	slog.Info("balances and inbox at " + base + "/state")
 	return s.Serve(ctx, ln)
 }

@@ -217,6 +217,9 @@ func Body(account, amount int64) []byte {
 func Curl(p *webhook.Provider, id string, body []byte) string {
 	h := http.Header{}
 	webhook.SignRequest(h, id, time.Now(), body, p.Secrets...)
-	return fmt.Sprintf("curl -i %s -H 'Content-Type: application/json' -H 'webhook-id: %s' -H 'webhook-timestamp: %s' -H 'webhook-signature: %s' -d '%s'",
+	// One option a line, so that the command fits a terminal and still
+	// pastes as one.
+	return fmt.Sprintf("curl -i %s \\\n  -H 'Content-Type: application/json' \\\n  -H 'webhook-id: %s' \\\n"+
+		"  -H 'webhook-timestamp: %s' \\\n  -H 'webhook-signature: %s' \\\n  -d '%s'",
 		p.URL, id, h.Get(webhook.HeaderTimestamp), h.Get(webhook.HeaderSignature), body)
 }
