@@ -19,10 +19,12 @@ import (
 // (CrashChild, selected with -test.run and an environment variable), the
 // child delivers through the hooking driver with a crash fault, and the
 // hook kills the child at the chosen statement. The parent then opens the
-// file again and checks what is there. SQLite rolls a hot journal back
-// (https://sqlite.org/lockingv3.html#hot_journals), or in WAL mode
-// recovers the WAL index, at the first read after opening, not at the
-// open itself: the parent's first read is when recovery happens.
+// file again and checks what is there. In rollback-journal mode SQLite
+// rolls a hot journal back at the first read after opening, not at the
+// open itself (https://sqlite.org/lockingv3.html#hot_journals): the
+// parent's first read is when recovery happens. In WAL mode the frames of
+// committed transactions left in the WAL are part of the database, and
+// those of the transaction that died are not.
 
 // crashEnv carries the crash spec from parent to child.
 const crashEnv = "IDEMLAB_CRASH_CHILD"
