@@ -330,11 +330,6 @@ func count(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// CrashChild is the child process of the Crash scenario for a test binary
-// that runs the matrix: every exercise's test file calls it, in a test
-// named TestCrashChild, with the variants its checks may run.
-func CrashChild(t *testing.T, variants ...lab.Variant) { labtest.CrashChild(t, variants) }
-
 var labDefaults sync.Once
 
 // useLabDefaults gives rapid the settings the matrix runs with (see

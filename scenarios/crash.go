@@ -7,12 +7,13 @@ import (
 	"idemlab/lab/labtest"
 )
 
-// Crash kills the process that is delivering an event (SIGKILL, in a child
-// process) before and after each of its statements in turn — after COMMIT
-// too, when the work is durable but the answer never left — in both journal
-// modes. The database is reopened as a restarted service would, and must
-// pass PRAGMA integrity_check and hold all of the event or none of it; the
-// redelivery must then finish the job exactly once.
+// Crash kills the process that is delivering an event, leaving its files
+// as SIGKILL would (labtest.DB.Crash says how; TestCrashIsAKill holds that
+// to a real SIGKILL), before and after each of its statements in turn —
+// after COMMIT too, when the work is durable but the answer never left — in
+// both journal modes. The database is reopened as a restarted service
+// would, and must pass PRAGMA integrity_check and hold all of the event or
+// none of it; the redelivery must then finish the job exactly once.
 func Crash(r *labtest.Run) {
 	cases, broken := 0, 0
 	for _, j := range journals {

@@ -54,9 +54,6 @@ var equivalentMutants = map[string]string{
 // this list. Emptying the list makes TestMutants strict.
 var awaitingScenario = map[string]string{}
 
-// The crash child finds its variant in crashOnly.
-func init() { crashOnly = all.Variants }
-
 // mutantChecks are columns beyond the scenarios: the kit's own checks of
 // correct that run outside the scheduler, applied to each mutant.
 var mutantChecks = []struct {

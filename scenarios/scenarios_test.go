@@ -237,16 +237,6 @@ func scenarioNamed(t *testing.T, name string) labtest.Scenario {
 	return labtest.Scenario{}
 }
 
-// crashOnly are variants that only the crash child must also find: the
-// mutants, when built with -tags mutants (mutants_test.go).
-var crashOnly []lab.Variant
-
-// TestCrashChild is the process that Crash kills: it does nothing unless the
-// Crash scenario started it.
-func TestCrashChild(t *testing.T) {
-	labtest.CrashChild(t, slices.Concat(variants.All, equivalents, crashOnly))
-}
-
 // scenarioInfos is what the report says of every column.
 func scenarioInfos() []report.ScenarioInfo {
 	var infos []report.ScenarioInfo

@@ -76,10 +76,3 @@ func TestNewVariant(t *testing.T) {
 	t.Parallel()
 	exercises.Verify(t, newvariant.Check, newvariantsolution.Work)
 }
-
-// TestCrashChild is the process the Crash scenario kills, for every
-// handler above.
-func TestCrashChild(t *testing.T) {
-	exercises.CrashChild(t, correct.Variant, memory.Variant(correct.DSN), newvariantsolution.Variant,
-		replaysolution.Service.Variant(), retentionsolution.Service.Variant(), outboxsolution.Service.Handler())
-}

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"idemlab/exercises"
-	"idemlab/lab"
 )
 
 // reject asserts that check rejects impl, and that the guarantee it names
@@ -37,16 +36,4 @@ func TestRepairs(t *testing.T) {
 			reject(t, w.check, w.variant(), w.by)
 		})
 	}
-}
-
-// TestCrashChild is the process the Crash scenario kills, for every wrong
-// fix that is a handler.
-func TestCrashChild(t *testing.T) {
-	var vs []lab.Variant
-	for _, w := range repairs {
-		vs = append(vs, w.variant())
-	}
-	vs = append(vs, memoryVariants()...)
-	vs = append(vs, limitVariants()...)
-	exercises.CrashChild(t, vs...)
 }

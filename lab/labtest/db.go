@@ -51,6 +51,8 @@ type DB struct {
 	busy    map[string]int                // sessions inside Process
 	cancels map[string]context.CancelFunc // each delivery's caller, for Fault.Cancel
 	blinded map[string]bool               // sessions already reported by blind
+	dead    map[string]bool               // sessions a crash fault killed (see Crash)
+	frozen  string                        // where die kept the files at the instant of a crash
 }
 
 // Open creates a fresh database for the run's variant, seeded with accounts
@@ -124,6 +126,7 @@ func (r *Run) attach(path string, wal bool) *DB {
 		busy:    map[string]int{},
 		cancels: map[string]context.CancelFunc{},
 		blinded: map[string]bool{},
+		dead:    map[string]bool{},
 	}
 	db.txEnded.L = &db.mu
 	db.sql = db.openPool()
@@ -288,6 +291,10 @@ func (db *DB) Lift() {
 // that matches it.
 func (db *DB) before(ctx context.Context, s *stmt) error {
 	db.mu.Lock()
+	if db.dead[s.Session] {
+		db.mu.Unlock()
+		return errKilled
+	}
 	db.steps[s.Session]++
 	s.N = db.steps[s.Session]
 	sched := db.sched
@@ -302,7 +309,7 @@ func (db *DB) before(ctx context.Context, s *stmt) error {
 		return nil
 	}
 	if f.crash {
-		db.die(s, Before)
+		return db.die(s, Before)
 	}
 	if f.Cancel {
 		db.cancelCaller(s.Session)
@@ -394,8 +401,11 @@ func (db *DB) blind(ctx context.Context) error {
 // a fault that matches it.
 func (db *DB) after(ctx context.Context, s *stmt, r *stmtResult) error {
 	db.mu.Lock()
-	sched := db.sched
+	sched, dead := db.sched, db.dead[s.Session]
 	db.mu.Unlock()
+	if dead {
+		return errKilled // a ROLLBACK the pool runs for a dead delivery
+	}
 	if sched != nil {
 		sched.turn(s.Session)
 	}
@@ -412,7 +422,7 @@ func (db *DB) after(ctx context.Context, s *stmt, r *stmtResult) error {
 		return nil
 	}
 	if f.crash {
-		db.die(s, After)
+		return db.die(s, After)
 	}
 	if f.Cancel {
 		db.cancelCaller(s.Session)
@@ -521,6 +531,9 @@ func (db *DB) deliverFrom(parent context.Context, session string, e lab.Event, t
 	if err != nil {
 		a.Outcome = 0
 	}
+	if db.isDead(session) {
+		return Answer{Session: session, Event: e} // a dead process answers nothing
+	}
 	db.run.Transcript.Note(session, "answer", a.String())
 	db.mu.Lock()
 	db.answers = append(db.answers, a)
@@ -545,6 +558,9 @@ func (db *DB) endOwnTransactions(ctx context.Context, cancel context.CancelFunc,
 	// A transaction whose context is done is being rolled back by
 	// database/sql (the handler may have cancelled a context of its own).
 	leaked := slices.ContainsFunc(db.txs[session], func(tx *openTx) bool { return tx.ctx.Err() == nil })
+	if db.dead[session] {
+		leaked = false // what a killed delivery left open is not its handler's doing
+	}
 	db.mu.Unlock()
 	if leaked {
 		db.run.Errorf("%s: Process(%v): connection still in a transaction after Process returned", session, e)

@@ -65,7 +65,7 @@ type Fault struct {
 	// rollback, sql.ErrTxDone).
 	Cancel bool
 
-	crash bool // kill the process instead (crash children only; see Crash)
+	crash bool // kill the delivery instead (see Crash)
 	spent bool
 	fired int
 }

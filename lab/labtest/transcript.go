@@ -18,8 +18,9 @@ import (
 // It reads like a hermitage script: what each delivery did and what the
 // database answered, so that a failure can be followed statement by statement.
 type Transcript struct {
-	mu    sync.Mutex
-	lines []*line
+	mu     sync.Mutex
+	lines  []*line
+	silent map[string]bool // sessions whose lines are no longer kept (silence)
 }
 
 type line struct {
@@ -52,7 +53,21 @@ func (t *Transcript) Note(session, text, note string) {
 func (t *Transcript) add(l *line) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.silent[l.session] {
+		return
+	}
 	t.lines = append(t.lines, l)
+}
+
+// silence drops every later line of session: a delivery killed by a crash
+// fault is a process that is gone, and nothing it would still do is seen.
+func (t *Transcript) silence(session string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.silent == nil {
+		t.silent = map[string]bool{}
+	}
+	t.silent[session] = true
 }
 
 // Len returns the number of lines logged so far.
@@ -130,7 +145,7 @@ func isEscaped(r rune) bool { return r != '\n' && unicode.IsControl(r) }
 func (t *Transcript) reset() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.lines = nil
+	t.lines, t.silent = nil, nil
 }
 
 // include appends the lines of u, as they are now.
