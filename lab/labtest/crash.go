@@ -87,7 +87,7 @@ func (db *DB) Crash(e lab.Event, when When, n int) (killed bool, a Answer) {
 // reopen starts the service again after a crash: a new connection pool on
 // the same file and DSN, and a new handler on it.
 func (db *DB) reopen() {
-	db.sql = db.openPool()
+	db.sql, db.snap = db.openPool(), nil
 	db.proc = db.run.Variant.New(db.sql)
 }
 

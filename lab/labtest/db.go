@@ -1,6 +1,7 @@
 package labtest
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -53,6 +54,7 @@ type DB struct {
 	blinded map[string]bool               // sessions already reported by blind
 	dead    map[string]bool               // sessions a crash fault killed (see Crash)
 	frozen  string                        // where die kept the files at the instant of a crash
+	snap    *sql.Stmt                     // snapshot's query, prepared on sql
 }
 
 // Open creates a fresh database for the run's variant, seeded with accounts
@@ -715,35 +717,48 @@ type snapshot struct {
 
 func (db *DB) snapshot() snapshot {
 	s := snapshot{balances: map[int64]int64{}}
-	// The casts and ifnulls read whatever a broken schema let in (a NULL
-	// key, a REAL amount) as a row the invariants can report, instead of
-	// a scan error that would stop the lab.
-	rows, err := db.sql.Query(`SELECT id, CAST(balance AS BIGINT) FROM accounts`)
-	if err != nil {
-		db.run.tb.Fatalf("reading accounts: %v", err)
-	}
-	for rows.Next() {
-		var id, b int64
-		if err := rows.Scan(&id, &b); err != nil {
-			db.run.tb.Fatalf("reading accounts: %v", err)
+	// One query, so one read transaction: a snapshot is taken around every
+	// delivery, and each read transaction costs SQLite its locks and its
+	// look for a hot journal. The casts and coalesces read whatever a
+	// broken schema let in (a NULL key, a REAL amount) as a row the
+	// invariants can report, instead of a scan error that would stop the lab.
+	// It is prepared once per pool: parsing it again for every snapshot
+	// cost as much as running it.
+	if db.snap == nil {
+		st, err := db.sql.Prepare(`SELECT 0, id, CAST(balance AS BIGINT), '', '', 0 FROM accounts
+			UNION ALL
+			SELECT 1, 0, CAST(amount AS BIGINT), coalesce(source, '(NULL)'), coalesce(event_id, '(NULL)'),
+				coalesce(account_id, 0) FROM inbox`)
+		if err != nil {
+			db.run.tb.Fatalf("reading accounts and inbox: %v", err)
 		}
-		s.balances[id] = b
+		db.snap = st
 	}
-	rows.Close()
-	rows, err = db.sql.Query(`SELECT coalesce(source, '(NULL)'), coalesce(event_id, '(NULL)'),
-		coalesce(account_id, 0), CAST(amount AS BIGINT) FROM inbox`)
+	rows, err := db.snap.Query()
 	if err != nil {
-		db.run.tb.Fatalf("reading inbox: %v", err)
+		db.run.tb.Fatalf("reading accounts and inbox: %v", err)
 	}
 	for rows.Next() {
+		var table, id, amount int64
 		var r row
-		if err := rows.Scan(&r.Source, &r.EventID, &r.AccountID, &r.Amount); err != nil {
-			db.run.tb.Fatalf("reading inbox: %v", err)
+		if err := rows.Scan(&table, &id, &amount, &r.Source, &r.EventID, &r.AccountID); err != nil {
+			db.run.tb.Fatalf("reading accounts and inbox: %v", err)
 		}
+		if table == 0 {
+			s.balances[id] = amount
+			continue
+		}
+		r.Amount = amount
 		s.inbox = append(s.inbox, r)
 	}
+	if err := rows.Err(); err != nil {
+		db.run.tb.Fatalf("reading accounts and inbox: %v", err)
+	}
 	rows.Close()
-	slices.SortFunc(s.inbox, func(a, b row) int { return strings.Compare(a.String(), b.String()) })
+	slices.SortFunc(s.inbox, func(a, b row) int {
+		return cmp.Or(strings.Compare(a.Source, b.Source), strings.Compare(a.EventID, b.EventID),
+			cmp.Compare(a.AccountID, b.AccountID), cmp.Compare(a.Amount, b.Amount))
+	})
 	return s
 }
 
