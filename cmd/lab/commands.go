@@ -55,7 +55,11 @@ func cmdMatrix(stdout, stderr io.Writer, asJSON, evidence bool) error {
 	if err != nil {
 		return err
 	}
-	rep, output, failed, err := runAndReport(stderr, root, matrixTests("^"+matrixTest+"$"))
+	ts := matrixTests("^" + matrixTest + "$")
+	if !asJSON && !evidence {
+		ts = verdictsOnly(ts)
+	}
+	rep, output, failed, err := runAndReport(stderr, root, ts)
 	if err != nil {
 		return err
 	}

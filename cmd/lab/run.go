@@ -34,13 +34,23 @@ func moduleRoot() (string, error) {
 // ./scenarios, selected by a -run pattern, or an exercise's check, which
 // runs the matrix on the student's package.
 type tests struct {
-	pkg   string   // "./scenarios" or "./exercises/<name>"
-	run   string   // the -run pattern
-	flags []string // the package's own flags
+	pkg      string   // "./scenarios" or "./exercises/<name>"
+	run      string   // the -run pattern
+	flags    []string // the package's own flags
+	noShrink bool     // the output shows no Property story: do not shrink it
 }
 
 // matrixTests selects cells of the matrix test.
 func matrixTests(pattern string) tests { return tests{pkg: "./scenarios", run: pattern} }
+
+// verdictsOnly is ts for an output that shows verdicts and no evidence (the
+// plain matrix): rapid then stops at Property's first counterexample
+// instead of shrinking it to the shortest story, which nobody would read
+// and which costs ten times as long (scenarios.Shrinking).
+func verdictsOnly(ts tests) tests {
+	ts.noShrink = true
+	return ts
+}
 
 // exerciseTests runs the check of the exercise package pkg
 // ("exercises/checkthenact").
@@ -53,6 +63,9 @@ func exerciseTests(pkg string) tests {
 func goTestArgs(ts tests, reportPath string) []string {
 	args := []string{"test", ts.pkg, "-run", ts.run, "-count=1"}
 	args = append(args, ts.flags...)
+	if ts.noShrink {
+		args = append(args, "-rapid.shrinktime=0s")
+	}
 	return append(args, "-lab.report="+reportPath)
 }
 
