@@ -25,6 +25,7 @@ import (
 	"database/sql"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -71,6 +72,9 @@ type Checker struct {
 	failures  []Failure
 	firstOnly bool
 	ran       []ranCell // the matrix's cells the check ran, for -lab.report
+	// ranBefore holds cells other checks ran on the same handler (see
+	// VerifyAll), by scenario and variant name; nil for a check on its own.
+	ranBefore map[[2]string]*report.Cell
 }
 
 // ranCell is one scenario the check ran on one variant.
@@ -103,7 +107,13 @@ func (c *Checker) Scenario(sc labtest.Scenario, v lab.Variant) bool {
 		return true
 	}
 	useLabDefaults()
-	cell := labtest.RunCell(c.T, sc, v)
+	cell, ok := c.ranBefore[[2]string{sc.Name, v.Name}]
+	if !ok {
+		cell = labtest.RunCell(c.T, sc, v)
+		if c.ranBefore != nil {
+			c.ranBefore[[2]string{sc.Name, v.Name}] = cell
+		}
+	}
 	c.ran = append(c.ran, ranCell{sc, v, cell})
 	if cell.Pass {
 		return true
@@ -237,6 +247,27 @@ func Verify[I any](t *testing.T, check Check[I], solution I) {
 	check(c, solution)
 	if len(c.failures) > 0 {
 		t.Errorf("the reference solution fails its exercise:\n%s", Render("the reference solution", c.failures, ""))
+	}
+}
+
+// VerifyAll is Verify for one solution that answers several exercises,
+// each check as a subtest named for its exercise: correct, for the
+// exercises that repair a naive handler. Their checks run largely the same
+// cells of the matrix (the whole matrix, in another order, plus an
+// exercise's own scenarios); a cell's verdict is a function of its
+// scenario and handler alone, so each cell runs once and its verdict serves
+// every check that asks for it.
+func VerifyAll(t *testing.T, checks map[string]Check[lab.Variant], solution lab.Variant) {
+	t.Helper()
+	ranBefore := map[[2]string]*report.Cell{}
+	for _, name := range slices.Sorted(maps.Keys(checks)) {
+		t.Run(name, func(t *testing.T) {
+			c := &Checker{T: t, ranBefore: ranBefore}
+			checks[name](c, solution)
+			if len(c.failures) > 0 {
+				t.Errorf("the reference solution fails its exercise:\n%s", Render("the reference solution", c.failures, ""))
+			}
+		})
 	}
 }
 
