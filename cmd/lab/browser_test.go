@@ -112,12 +112,12 @@ func site(t *testing.T) (*httptest.Server, *workshop.Data) {
 		if *fullMatrix {
 			run = "^(" + matrixTest + "|" + stepperTest + ")$"
 		}
-		rep, out, _ := runTests(root, tests{pkg: "./scenarios", run: run, flags: []string{"-lab.stepper=" + stepperPath}}, nil)
-		if rep == nil {
+		reps, out, _ := runTests(root, tests{pkg: "./scenarios", run: run, flags: []string{"-lab.stepper=" + stepperPath}}, nil)
+		if reps == nil {
 			siteErr = fmt.Errorf("the scenario tests wrote no report:\n%s", out)
 			return
 		}
-		siteData, siteErr = webData(root, rep, stepperPath)
+		siteData, siteErr = webData(root, reps[0], stepperPath)
 	})
 	if siteErr != nil {
 		t.Fatal(siteErr)

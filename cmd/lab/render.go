@@ -9,12 +9,39 @@ import (
 	"idemlab/lab/report"
 )
 
-// hint ends the matrix output: where to look next, one request a line.
+// hint ends the SQLite matrix's output: where to look next, one request a
+// line.
 const hint = `evidence of every ✗:       go run ./cmd/lab -evidence
 one variant, one scenario:  go run ./cmd/lab row VARIANT    go run ./cmd/lab column SCENARIO
 a cell, step by step:       go run ./cmd/lab explain VARIANT SCENARIO
 a mistake, as a diff:       go run ./cmd/lab diff VARIANT
 `
+
+// hintOn is the hint for the matrices -backend=flag ran: the same
+// requests, on the same backend ("" is the default, SQLite).
+func hintOn(flag string) string {
+	if flag == "" {
+		return hint
+	}
+	lab := "go run ./cmd/lab -backend=" + flag
+	return "evidence of every ✗:  " + lab + " -evidence\n" +
+		"one variant:          " + lab + " row VARIANT\n" +
+		"one scenario:         " + lab + " column SCENARIO\n" +
+		"a cell, step by step: " + lab + " explain VARIANT SCENARIO\n" +
+		"a mistake, as a diff: go run ./cmd/lab diff VARIANT\n"
+}
+
+// backendFlag is the -backend value that selects bs again, "" for SQLite.
+func backendFlag(bs []backend) string {
+	switch {
+	case !onPostgres(bs):
+		return ""
+	case len(bs) == len(backends)-1:
+		return "pg"
+	default:
+		return bs[0].flag
+	}
+}
 
 // footnotes renders the evidence section: one numbered footnote per ✗
 // cell, rows in the matrix's order and, within a row, columns in its order,
@@ -54,11 +81,38 @@ func footnotes(rep *report.Report) string {
 // legend exactly as rep.Matrix renders them (the text of the golden file),
 // then, on request, the evidence footnotes, and the hint.
 func renderMatrix(rep *report.Report, evidence bool) string {
-	out := rep.Matrix() + "\n"
-	if evidence {
-		out += footnotes(rep) + "\n"
+	return renderMatrices([]*report.Report{rep}, evidence, "")
+}
+
+// renderMatrices is renderMatrix for the matrices of one or more backends,
+// each under its name (but SQLite's alone, which stays the golden file's
+// text). Several matrices with one legend, as PostgreSQL's three levels
+// have, share it: the tables first, side by side in the reader's mind,
+// then the legend once.
+func renderMatrices(reps []*report.Report, evidence bool, flag string) string {
+	var b strings.Builder
+	tables, legends := make([]string, len(reps)), make([]string, len(reps))
+	shared := true
+	for i, rep := range reps {
+		tables[i], legends[i], _ = strings.Cut(rep.Matrix(), "\n\n")
+		shared = shared && legends[i] == legends[0]
 	}
-	return out + hint
+	for i, rep := range reps {
+		if shared {
+			b.WriteString(titled(rep, len(reps) > 1, tables[i]+"\n\n"))
+		} else {
+			b.WriteString(titled(rep, len(reps) > 1, tables[i]+"\n\n"+legends[i]+"\n"))
+		}
+	}
+	if shared {
+		b.WriteString(legends[0] + "\n")
+	}
+	if evidence {
+		for _, rep := range reps {
+			b.WriteString(titled(rep, len(reps) > 1, footnotes(rep)) + "\n")
+		}
+	}
+	return b.String() + hintOn(flag)
 }
 
 // renderJSON is the output of go run ./cmd/lab -json: the report the tests
@@ -67,8 +121,15 @@ func renderMatrix(rep *report.Report, evidence bool) string {
 // limit; each variant's mistake; each cell's verdict, evidence, failures
 // with the line that found them, transcript and interleavings. Go sorts
 // the keys of the results maps, so the text is deterministic.
-func renderJSON(rep *report.Report) ([]byte, error) {
-	data, err := json.MarshalIndent(rep, "", "  ")
+//
+// One backend gives one report, as an object; several (-backend=pg) give
+// an array of them, each saying its backend.
+func renderJSON(reps []*report.Report) ([]byte, error) {
+	var v any = reps
+	if len(reps) == 1 {
+		v = reps[0]
+	}
+	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +301,7 @@ func renderExplain(rep *report.Report, variant, scenario string) (string, error)
 	if strings.HasPrefix(v.Name, "exercises/") {
 		fmt.Fprintf(&b, "the same check: go test ./%s -exercise -exercise.show=%s\n", v.Name, s.Name)
 	} else {
-		fmt.Fprintf(&b, "the same run as a test: go test ./scenarios -run '%s' -count=1 -lab.strict\n", report.CellPattern(matrixTest, s.Name, v.Name))
+		b.WriteString(reproduceCell(rep, s.Name, v.Name))
 	}
 	return b.String(), nil
 }

@@ -50,10 +50,11 @@ func cmdWeb(stdout, stderr io.Writer, args []string) error {
 	defer os.RemoveAll(dir)
 	stepperPath := filepath.Join(dir, "stepper.json")
 	ts := tests{pkg: "./scenarios", run: "^(" + matrixTest + "|" + stepperTest + ")$", flags: []string{"-lab.stepper=" + stepperPath}}
-	rep, output, failed, err := runAndReport(stderr, root, ts)
+	reps, output, failed, err := runAndReport(stderr, root, ts)
 	if err != nil {
 		return err
 	}
+	rep := reps[0]
 	if failed != nil {
 		fmt.Fprintf(stderr, "%s\nwarning: the tests failed; the page shows their verdicts anyway (%v)\n", tail(output, tailLines), failed)
 	}
