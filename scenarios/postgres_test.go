@@ -94,6 +94,11 @@ func TestPostgres(t *testing.T) {
 			}
 		})
 	}
+	if *update && !t.Failed() {
+		if err := updateReadmeBlock("postgres"); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func readPostgresGolden(path string) (map[string]map[string]bool, error) {

@@ -151,6 +151,5 @@ func titled(rep *report.Report, many bool, text string) string {
 	if !many && !rep.OnPostgres() {
 		return text
 	}
-	name := rep.BackendName()
-	return name + "\n" + strings.Repeat("=", len(name)) + "\n" + text
+	return report.Title(rep.BackendName()) + text
 }

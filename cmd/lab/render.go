@@ -84,35 +84,17 @@ func renderMatrix(rep *report.Report, evidence bool) string {
 	return renderMatrices([]*report.Report{rep}, evidence, "")
 }
 
-// renderMatrices is renderMatrix for the matrices of one or more backends,
-// each under its name (but SQLite's alone, which stays the golden file's
-// text). Several matrices with one legend, as PostgreSQL's three levels
-// have, share it: the tables first, side by side in the reader's mind,
-// then the legend once.
+// renderMatrices is renderMatrix for the matrices of one or more backends
+// (report.Matrices: SQLite's alone stays the golden file's text), then the
+// evidence of each, and the hint for the same backends.
 func renderMatrices(reps []*report.Report, evidence bool, flag string) string {
-	var b strings.Builder
-	tables, legends := make([]string, len(reps)), make([]string, len(reps))
-	shared := true
-	for i, rep := range reps {
-		tables[i], legends[i], _ = strings.Cut(rep.Matrix(), "\n\n")
-		shared = shared && legends[i] == legends[0]
-	}
-	for i, rep := range reps {
-		if shared {
-			b.WriteString(titled(rep, len(reps) > 1, tables[i]+"\n\n"))
-		} else {
-			b.WriteString(titled(rep, len(reps) > 1, tables[i]+"\n\n"+legends[i]+"\n"))
-		}
-	}
-	if shared {
-		b.WriteString(legends[0] + "\n")
-	}
+	out := report.Matrices(reps) + "\n"
 	if evidence {
 		for _, rep := range reps {
-			b.WriteString(titled(rep, len(reps) > 1, footnotes(rep)) + "\n")
+			out += titled(rep, len(reps) > 1, footnotes(rep)) + "\n"
 		}
 	}
-	return b.String() + hintOn(flag)
+	return out + hintOn(flag)
 }
 
 // renderJSON is the output of go run ./cmd/lab -json: the report the tests

@@ -311,6 +311,43 @@ func (rep *Report) Matrix() string {
 	return b.String()
 }
 
+// Matrices renders the matrices of several backends, each table under its
+// backend's name. When their legends are the same, as PostgreSQL's three
+// levels' are, the tables come first, to be read side by side, then the
+// legend once; otherwise each table has its own. One matrix alone on SQLite
+// is Matrix's text, untitled: the golden file's.
+func Matrices(reps []*Report) string {
+	if len(reps) == 1 && !reps[0].OnPostgres() {
+		return reps[0].Matrix()
+	}
+	var b strings.Builder
+	tables, legends := make([]string, len(reps)), make([]string, len(reps))
+	shared := true
+	for i, rep := range reps {
+		tables[i], legends[i], _ = strings.Cut(rep.Matrix(), "\n\n")
+		shared = shared && legends[i] == legends[0]
+	}
+	for i, rep := range reps {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(Title(rep.BackendName()) + tables[i] + "\n")
+		if !shared {
+			b.WriteString("\n" + legends[i])
+		}
+	}
+	if shared && len(reps) > 0 {
+		b.WriteString("\n" + legends[0])
+	}
+	return b.String()
+}
+
+// Title is a backend's name as a heading over its part of an output,
+// underlined.
+func Title(name string) string {
+	return name + "\n" + strings.Repeat("=", utf8.RuneCountInString(name)) + "\n"
+}
+
 // correctDoes is the correct variant's line in the legend: what it does
 // right, on the report's backend.
 func (rep *Report) correctDoes() string {
