@@ -17,6 +17,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"idemlab/lab/report"
 	"idemlab/workshop"
 )
 
@@ -354,4 +355,62 @@ func TestBrowserCorrectCannotBeBroken(t *testing.T) {
 	if !strings.Contains(why, "Every branch tried") || !strings.Contains(why, "BEGIN IMMEDIATE") {
 		t.Errorf("after every branch the page says %q, want why correct cannot be broken", why)
 	}
+}
+
+// TestBrowserBackends switches from the SQLite tab to each PostgreSQL tab
+// from the keyboard, as the page stands without a server (recorded
+// verdicts), and checks every cell shown against the golden file, the
+// label that says it is a record, and the width at 1280×720.
+func TestBrowserBackends(t *testing.T) {
+	path := chromium(t)
+	_, data := site(t) // before the browser: its time limit starts with it
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tabs, err := webTabs(root, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tabs.Update("sqlite", func(tab *workshop.Tab) { tab.Report, tab.Done = data.Report, true })
+	h, err := workshop.Handler(&workshop.Data{Tabs: tabs, Stepper: data.Stepper, Diffs: data.Diffs, Claims: data.Claims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	ctx := browser(t, path)
+	do(t, ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#matrix")))
+	for _, b := range backends[1:] {
+		golden, err := os.ReadFile(filepath.Join(root, b.golden))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := report.ParseReport(string(golden))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The tab is a link: focus it and press Enter, as a keyboard does.
+		do(t, ctx, chromedp.Focus(chromedp.CSS(`#tabs a[data-b="`+b.flag+`"]`)), chromedp.KeyEvent("\r"),
+			chromedp.WaitVisible(chromedp.CSS(`#tabs a[data-b="`+b.flag+`"][aria-current="page"]`)))
+		if got := text(t, ctx, "#state"); !strings.Contains(got, "Recorded, not run now") || !strings.Contains(got, b.golden) {
+			t.Errorf("%s tab: the banner says %q, want it called recorded, from %s", b.name, got, b.golden)
+		}
+		cells := eval[[][]string](t, ctx, `[...document.querySelectorAll("#matrix td a")].map(a => [a.dataset.v, a.dataset.s, a.textContent])`)
+		n := 0
+		for _, v := range want.Variants {
+			n += len(v.Results)
+		}
+		if len(cells) != n {
+			t.Errorf("%s tab shows %d cells, want the golden file's %d", b.name, len(cells), n)
+		}
+		for _, c := range cells {
+			wc := want.Cell(c[0], c[1])
+			if wc == nil || c[2] != mark(wc) {
+				t.Errorf("%s tab: %s × %s shows %q, want %s's verdict %v", b.name, c[0], c[1], c[2], b.golden, wc)
+			}
+		}
+		noOverflow(t, ctx, "the "+b.name+" tab")
+	}
+	shot(t, ctx, "workshop-postgres.png")
 }

@@ -79,3 +79,19 @@ func followProgress(r io.Reader, output io.Writer, w io.Writer, whole bool, dept
 	}
 	fmt.Fprint(w, "\r\033[K")
 }
+
+// events reads go test -json's stream from r, writes the text of its
+// output events to output, and calls on with every event.
+func events(r io.Reader, output io.Writer, on func(e testEvent)) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var e testEvent
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			fmt.Fprintln(output, sc.Text()) // not an event: pass it on as it is
+			continue
+		}
+		io.WriteString(output, e.Output)
+		on(e)
+	}
+}
