@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 
 	"idemlab/lab/report"
@@ -36,6 +37,12 @@ type Tab struct {
 	// Problem, if set, says what went wrong with the live run (it could
 	// not start, or its tests failed), for the page to say.
 	Problem string
+}
+
+// Label is the tab's name on the page: the backend, with PostgreSQL
+// shortened to PG so that four tabs fit one line at 1280×720.
+func (t *Tab) Label() string {
+	return strings.Replace(t.Report.BackendName(), "PostgreSQL ", "PG ", 1)
 }
 
 // Recorded reports whether the tab shows a golden file's verdicts, not a

@@ -103,7 +103,7 @@ func TestRecordedTab(t *testing.T) {
 	defer srv.Close()
 	code, page := get(t, srv, "/?b=pg-rc")
 	for _, want := range []string{"Recorded, not run now", "scenarios/testdata/postgres-rc.golden",
-		"IDEMLAB_PG=&#39;postgres:///postgres?host=/var/run/postgresql&#39; go run ./cmd/lab web", `aria-current="page">PostgreSQL READ COMMITTED`} {
+		"IDEMLAB_PG=&#39;postgres:///postgres?host=/var/run/postgresql&#39; go run ./cmd/lab web", `aria-current="page">PG READ COMMITTED`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("GET /?b=pg-rc = %d, lacks %q", code, want)
 		}

@@ -30,7 +30,7 @@ import (
 // -web.screenshots=DIR (relative to the module root) saves the matrix and a
 // stepped race at 1280×720; the README's pictures are regenerated with
 //
-//	go test ./cmd/lab -run 'TestBrowser(Matrix|Stepper)$' -count=1 -web.full -web.screenshots=docs
+//	go test ./cmd/lab -run 'TestBrowser(Matrix|Stepper|Backends)$' -count=1 -web.full -web.screenshots=docs
 
 var (
 	screenshots = flag.String("web.screenshots", "", "save the browser tests' screenshots (1280×720 PNG) into `dir`")
@@ -119,6 +119,15 @@ func site(t *testing.T) (*httptest.Server, *workshop.Data) {
 			return
 		}
 		siteData, siteErr = webData(root, reps[0], stepperPath)
+		if siteErr != nil {
+			return
+		}
+		// The tabs as go run ./cmd/lab web shows them without a server:
+		// SQLite's run, PostgreSQL's levels recorded.
+		siteData.Tabs, siteErr = webTabs(root, false)
+		if siteErr == nil {
+			siteData.Tabs.Update("sqlite", func(tab *workshop.Tab) { tab.Report, tab.Done = reps[0], true })
+		}
 	})
 	if siteErr != nil {
 		t.Fatal(siteErr)
@@ -363,22 +372,11 @@ func TestBrowserCorrectCannotBeBroken(t *testing.T) {
 // label that says it is a record, and the width at 1280×720.
 func TestBrowserBackends(t *testing.T) {
 	path := chromium(t)
-	_, data := site(t) // before the browser: its time limit starts with it
+	srv, _ := site(t) // before the browser: its time limit starts with it
 	root, err := moduleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	tabs, err := webTabs(root, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tabs.Update("sqlite", func(tab *workshop.Tab) { tab.Report, tab.Done = data.Report, true })
-	h, err := workshop.Handler(&workshop.Data{Tabs: tabs, Stepper: data.Stepper, Diffs: data.Diffs, Claims: data.Claims})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
 	ctx := browser(t, path)
 	do(t, ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#matrix")))
 	for _, b := range backends[1:] {

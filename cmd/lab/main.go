@@ -83,9 +83,11 @@ subcommands:
   bench      measure what idempotency costs: correct's events/s as ratios to
              the same work without the inbox, in three durability settings,
              for 1, 8 and 64 deliverers, distinct events and repeats
-  web        run the matrix and export every schedule of the races, then
-             serve the workshop page on localhost: the matrix, each cell's
-             transcript as swimlanes, diffs, claims, and a race stepper
+  web        serve the workshop page on localhost at once: the matrix as
+             tabs (SQLite; PostgreSQL's three levels, live with IDEMLAB_PG,
+             else their golden files' verdicts, labelled recorded), filled
+             in as the tests run; each cell's transcript as swimlanes,
+             diffs, claims, and a race stepper
   step       play a race (Race or ConflictRace) in the terminal: choose
              which delivery takes its next statement, until it ends
   help       print this text
