@@ -153,3 +153,12 @@ func titled(rep *report.Report, many bool, text string) string {
 	}
 	return report.Title(rep.BackendName()) + text
 }
+
+// labOn is the command that runs lab on rep's backend: go run ./cmd/lab,
+// with -backend=… on PostgreSQL.
+func labOn(rep *report.Report) string {
+	if b := backendNamed(rep.BackendName()); b.level != "" {
+		return "go run ./cmd/lab -backend=" + b.flag
+	}
+	return "go run ./cmd/lab"
+}

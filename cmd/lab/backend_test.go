@@ -233,6 +233,11 @@ func TestBackendOutputFits(t *testing.T) {
 			}
 		}
 	}
+	for _, name := range []string{"row", "column"} {
+		if !strings.Contains(outputs[name], "go run ./cmd/lab -backend=pg-rr explain ") {
+			t.Errorf("%s on PostgreSQL points to explain without its -backend:\n%s", name, outputs[name])
+		}
+	}
 	if !strings.Contains(outputs["explain"], "IDEMLAB_PG=… go test ./scenarios -count=1 -lab.strict \\\n    -run '^TestPostgres$/^ser$/^ConflictRace$/^naive$/^serialasduplicate$'") {
 		t.Errorf("explain on PostgreSQL SERIALIZABLE does not end with the command that reruns the cell there:\n%s", outputs["explain"])
 	}

@@ -142,7 +142,7 @@ func renderRow(rep *report.Report, variant string) (string, error) {
 		}
 		b.WriteString(report.Wrap(fmt.Sprintf("%s %-*s  %s", mark(c), width, s.Name+limitMark(s), c.Detail), width+4))
 	}
-	b.WriteString("\na cell, step by step: go run ./cmd/lab explain " + v.Name + " SCENARIO\n")
+	b.WriteString("\na cell, step by step: " + labOn(rep) + " explain " + v.Name + " SCENARIO\n")
 	return b.String(), nil
 }
 
@@ -169,7 +169,7 @@ func renderColumn(rep *report.Report, scenario string) (string, error) {
 		}
 		b.WriteString(report.Wrap(fmt.Sprintf("%s %-*s  %s", mark(c), width, v.Name, c.Detail), width+4))
 	}
-	b.WriteString("\na cell, step by step: go run ./cmd/lab explain VARIANT " + s.Name + "\n")
+	b.WriteString("\na cell, step by step: " + labOn(rep) + " explain VARIANT " + s.Name + "\n")
 	return b.String(), nil
 }
 
@@ -350,7 +350,7 @@ func renderPermutations(rep *report.Report, variant string) (string, error) {
 	if b.Len() == 0 {
 		return "", fmt.Errorf("no scenario of %s enumerated interleavings", variant)
 	}
-	b.WriteString("the shortest broken one, step by step: go run ./cmd/lab explain " + variant + " SCENARIO\n")
+	b.WriteString("the shortest broken one, step by step: " + labOn(rep) + " explain " + variant + " SCENARIO\n")
 	return b.String(), nil
 }
 
