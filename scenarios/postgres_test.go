@@ -65,6 +65,9 @@ func TestPostgres(t *testing.T) {
 			path := fmt.Sprintf("testdata/postgres-%s.golden", levelSlug(level))
 			golden, goldenErr := readPostgresGolden(path)
 			rep := labtest.NewReport(scenarios.Postgres, rows)
+			rep.Backend = report.PostgresBackend(string(level))
+			keepReport(rep)
+			t.Logf("idemlab-cells: %d", len(scenarios.Postgres)*len(rows)) // progress for go run ./cmd/lab
 			var mu sync.Mutex
 			for _, sc := range scenarios.Postgres {
 				t.Run(sc.Name, func(t *testing.T) {
@@ -75,6 +78,7 @@ func TestPostgres(t *testing.T) {
 							mu.Lock()
 							rep.Set(v.Name, sc.Name, cell)
 							mu.Unlock()
+							finished(t, rep, sc, v, cell)
 							judgePostgres(t, sc, v, level, cell, golden, goldenErr, path)
 						})
 					}
@@ -89,6 +93,11 @@ func TestPostgres(t *testing.T) {
 				}
 			}
 		})
+	}
+	if *update && !t.Failed() {
+		if err := updateReadmeBlock("postgres"); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"idemlab/lab"
 	"idemlab/lab/labtest"
 	"idemlab/lab/report"
 	"idemlab/scenarios"
@@ -25,6 +26,7 @@ type readmeBlock struct {
 
 var readmeBlocks = []readmeBlock{
 	{"matrix", func(rep *report.Report) (string, error) { return rep.Matrix(), nil }},
+	{"postgres", func(*report.Report) (string, error) { return postgresMatrices() }},
 	{"race", func(rep *report.Report) (string, error) {
 		c := rep.Cell("naive/checkthenact", "Race")
 		if c == nil {
@@ -32,6 +34,53 @@ var readmeBlocks = []readmeBlock{
 		}
 		return c.Transcript, nil
 	}},
+}
+
+// postgresMatrices is the README's PostgreSQL block: the three levels'
+// matrices as go run ./cmd/lab -backend=pg prints them (report.Matrices),
+// read back from their golden files, which TestPostgres checks every run
+// against — so the README needs no server to stay true, and says only
+// what a run has shown.
+func postgresMatrices() (string, error) {
+	var reps []*report.Report
+	for _, level := range lab.Isolations {
+		path := fmt.Sprintf("testdata/postgres-%s.golden", levelSlug(level))
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return "", err
+		}
+		rep, err := report.ParseReport(string(data))
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", path, err)
+		}
+		rep.Backend, rep.Recorded = report.PostgresBackend(string(level)), path
+		reps = append(reps, rep)
+	}
+	return report.Matrices(reps), nil
+}
+
+// updateReadmeBlock rewrites one generated block of the README, whose text
+// needs no report (the PostgreSQL matrices, after TestPostgres -update).
+func updateReadmeBlock(name string) error {
+	data, err := os.ReadFile(readmePath)
+	if err != nil {
+		return err
+	}
+	for _, b := range readmeBlocks {
+		if b.name != name {
+			continue
+		}
+		text, err := b.text(nil)
+		if err != nil {
+			return err
+		}
+		readme, err := b.replace(string(data), text)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(readmePath, []byte(readme), 0o644)
+	}
+	return fmt.Errorf("no README block %q", name)
 }
 
 func (b readmeBlock) begin() string {
@@ -72,8 +121,9 @@ func updateReadme(rep *report.Report) error {
 	return os.WriteFile(readmePath, []byte(readme), 0o644)
 }
 
-// TestReadme checks that the README shows the golden matrix and the
-// transcript that naive/checkthenact × Race produces today.
+// TestReadme checks that the README shows the golden matrices, SQLite's
+// and PostgreSQL's, and the transcript that naive/checkthenact × Race
+// produces today.
 func TestReadme(t *testing.T) {
 	golden, err := os.ReadFile(goldenPath)
 	if err != nil {
@@ -91,7 +141,11 @@ func TestReadme(t *testing.T) {
 	}
 	for _, b := range readmeBlocks {
 		text := string(golden)
-		if b.name != "matrix" {
+		if b.name == "postgres" {
+			if text, err = postgresMatrices(); err != nil {
+				t.Fatal(err)
+			}
+		} else if b.name != "matrix" {
 			if text, err = b.text(rep); err != nil {
 				t.Fatal(err)
 			}

@@ -20,8 +20,54 @@ import (
 var (
 	update     = flag.Bool("update", false, "rewrite testdata/matrix.golden and the README's matrix from this run")
 	strict     = flag.Bool("lab.strict", false, "hold naive variants to the correct standard: their failures fail the test, with transcript")
-	reportPath = flag.String("lab.report", "", "write the verdicts, evidence and transcripts of this run as JSON to `file`")
+	reportPath = flag.String("lab.report", "", "write the verdicts, evidence and transcripts of this run as JSON to `file`: "+
+		"one report per backend run (SQLite, and PostgreSQL at each level TestPostgres ran)")
+	cellsDir = flag.String("lab.cells", "", "also write each cell to `dir` the moment it finishes, one JSON file a cell, "+
+		"named by its test (report.ReadFinished): go run ./cmd/lab web fills its matrix from them")
 )
+
+// reports holds the report of every matrix this run filled in, for
+// -lab.report: TestScenarios's, and one per level of TestPostgres.
+var (
+	reportsMu sync.Mutex
+	reports   []*report.Report
+)
+
+// keepReport adds rep to what -lab.report writes.
+func keepReport(rep *report.Report) {
+	reportsMu.Lock()
+	defer reportsMu.Unlock()
+	reports = append(reports, rep)
+}
+
+// writeReports writes every kept report to -lab.report, the SQLite matrix
+// first, then PostgreSQL's levels in the order they ran.
+func writeReports() error {
+	reportsMu.Lock()
+	defer reportsMu.Unlock()
+	slices.SortStableFunc(reports, func(a, b *report.Report) int {
+		return boolInt(a.OnPostgres()) - boolInt(b.OnPostgres())
+	})
+	return report.WriteAll(*reportPath, reports)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// finished writes a cell that just finished to -lab.cells, if set.
+func finished(t *testing.T, rep *report.Report, sc labtest.Scenario, v lab.Variant, cell *report.Cell) {
+	if *cellsDir == "" {
+		return
+	}
+	f := report.Finished{Backend: rep.Backend, Scenario: sc.Info(), Variant: v.Name, Mistake: v.Mistake, Cell: cell}
+	if err := report.WriteFinished(*cellsDir, t.Name(), f); err != nil {
+		t.Errorf("writing the cell to -lab.cells: %v", err)
+	}
+}
 
 const goldenPath = "testdata/matrix.golden"
 
@@ -63,7 +109,14 @@ func TestMain(m *testing.M) {
 	if !set["rapid.steps"] {
 		flag.Set("rapid.steps", "15")
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if *reportPath != "" {
+		if err := writeReports(); err != nil {
+			fmt.Fprintf(os.Stderr, "writing the report: %v\n", err)
+			code = max(code, 1)
+		}
+	}
+	os.Exit(code)
 }
 
 // TestScenarios runs every scenario against every variant, as
@@ -80,6 +133,8 @@ func TestMain(m *testing.M) {
 func TestScenarios(t *testing.T) {
 	golden, goldenErr := readGolden()
 	rep := labtest.NewReport(scenarios.All, variants.All)
+	rep.Backend = report.SQLite
+	keepReport(rep)
 	// go run ./cmd/lab reads the total from this line to show progress.
 	t.Logf("idemlab-cells: %d", len(scenarios.All)*len(variants.All))
 	var mu sync.Mutex // guards rep: the cells of a column run in parallel
@@ -94,6 +149,7 @@ func TestScenarios(t *testing.T) {
 					mu.Lock()
 					rep.Set(v.Name, sc.Name, cell)
 					mu.Unlock()
+					finished(t, rep, sc, v, cell)
 					judge(t, sc, v, cell, golden, goldenErr)
 					if slices.Contains(pinnedTranscripts, sc.Name) {
 						checkTranscript(t, sc, v, cell)
@@ -101,11 +157,6 @@ func TestScenarios(t *testing.T) {
 				})
 			}
 		})
-	}
-	if *reportPath != "" {
-		if err := rep.Write(*reportPath); err != nil {
-			t.Errorf("writing the report: %v", err)
-		}
 	}
 	if *update {
 		writeGolden(t, rep)

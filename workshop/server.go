@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"idemlab/lab/report"
@@ -22,11 +23,46 @@ var assets embed.FS
 // tests' report and stepper file, each variant's diff against correct/ and
 // CLAIMS.md — and the server only renders it: nothing a request says is run,
 // and no name from a request reaches a file path or a command.
+//
+// The matrices come as Tabs, which cmd/lab fills in while the page is
+// served; Report alone is one finished SQLite tab (for tests). The stepper
+// and the diffs may come later too (SetStepper, SetDiffs): until then their
+// pages say they are on their way.
 type Data struct {
+	Tabs    *Tabs
 	Report  *report.Report
 	Stepper *Stepper
 	Diffs   map[string]string // variant → the diff cmd/lab's diff prints
 	Claims  string            // CLAIMS.md
+
+	mu sync.RWMutex // guards Stepper and Diffs once served
+}
+
+// SetStepper makes the stepper's trees available to the page.
+func (d *Data) SetStepper(st *Stepper) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.Stepper = st
+}
+
+// SetDiffs makes the variants' diffs available to the page.
+func (d *Data) SetDiffs(diffs map[string]string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.Diffs = diffs
+}
+
+func (d *Data) stepper() *Stepper {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.Stepper
+}
+
+func (d *Data) diffOf(v string) (string, bool, bool) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	text, ok := d.Diffs[v]
+	return text, ok, d.Diffs != nil
 }
 
 // Limits on what a request may ask: the pages take one or two short names
@@ -38,13 +74,20 @@ const (
 
 // Handler serves the pages:
 //
-//	/                  the verdict matrix
-//	/cell?v=&s=        a cell: verdict, evidence, transcript as swimlanes
+//	/?b=               the verdict matrix of a backend (a tab; SQLite by default)
+//	/status?b=         how far its run is, for the page's script
+//	/cell?b=&v=&s=     a cell: verdict, evidence, transcript as swimlanes
 //	/diff?v=           a variant against correct/, side by side
 //	/claims            CLAIMS.md, each claim linked to its cells
 //	/step?v=&s=        the race stepper (its tree from /tree?v=&s=)
 //	/static/…          the style sheet and the stepper's script
 func Handler(d *Data) (http.Handler, error) {
+	if d.Tabs == nil {
+		if d.Report == nil {
+			return nil, fmt.Errorf("workshop: no matrix to show: Data needs Tabs or a Report")
+		}
+		d.Tabs = NewTabs(&Tab{Slug: "sqlite", Report: d.Report, Done: true})
+	}
 	tmpl, err := template.New("").Funcs(template.FuncMap{
 		"mark":  func(pass bool) string { return map[bool]string{true: report.Pass, false: report.Fail}[pass] },
 		"lanes": func(text string) Lanes { return LanesOf(ParseTranscript(text)) },
@@ -54,7 +97,13 @@ func Handler(d *Data) (http.Handler, error) {
 			}
 			return ""
 		},
-		"isRace": func(s string) bool { return d.Stepper != nil && d.Stepper.Tree("correct", s) != nil },
+		"isRace": func(s string) bool { st := d.stepper(); return st != nil && st.Tree("correct", s) != nil },
+		"pct": func(a, b int) int {
+			if b == 0 {
+				return 0
+			}
+			return 100 * a / b
+		},
 	}).ParseFS(assets, "web/*.html")
 	if err != nil {
 		return nil, err
@@ -63,6 +112,7 @@ func Handler(d *Data) (http.Handler, error) {
 	static, _ := fs.Sub(assets, "web/static")
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.matrix)
+	mux.HandleFunc("GET /status", s.status)
 	mux.HandleFunc("GET /cell", s.cell)
 	mux.HandleFunc("GET /diff", s.diff)
 	mux.HandleFunc("GET /claims", s.claims)
@@ -116,33 +166,32 @@ func param(w http.ResponseWriter, r *http.Request, name, what string) (string, b
 	return v, true
 }
 
-// variant resolves v against the report's rows, or answers 404 naming
-// them.
-func (s *server) variant(w http.ResponseWriter, r *http.Request) (report.VariantResults, bool) {
+// variant resolves v against rep's rows, or answers 404 naming them.
+func (s *server) variant(w http.ResponseWriter, r *http.Request, rep *report.Report) (report.VariantResults, bool) {
 	name, ok := param(w, r, "v", "a variant")
 	if !ok {
 		return report.VariantResults{}, false
 	}
-	for _, v := range s.d.Report.Variants {
+	for _, v := range rep.Variants {
 		if v.Name == name {
 			return v, true
 		}
 	}
 	var names []string
-	for _, v := range s.d.Report.Variants {
+	for _, v := range rep.Variants {
 		names = append(names, v.Name)
 	}
-	http.Error(w, fmt.Sprintf("unknown variant %q; variants are: %s", name, strings.Join(names, ", ")), http.StatusNotFound)
+	http.Error(w, fmt.Sprintf("unknown variant %q on %s; variants are: %s", name, rep.BackendName(), strings.Join(names, ", ")), http.StatusNotFound)
 	return report.VariantResults{}, false
 }
 
-func (s *server) scenario(w http.ResponseWriter, r *http.Request) (report.ScenarioInfo, bool) {
+func (s *server) scenario(w http.ResponseWriter, r *http.Request, rep *report.Report) (report.ScenarioInfo, bool) {
 	name, ok := param(w, r, "s", "a scenario")
 	if !ok {
 		return report.ScenarioInfo{}, false
 	}
 	var names []string
-	for _, sc := range s.d.Report.Scenarios {
+	for _, sc := range rep.Scenarios {
 		if sc.Name == name {
 			return sc, true
 		}
@@ -152,34 +201,79 @@ func (s *server) scenario(w http.ResponseWriter, r *http.Request) (report.Scenar
 	return report.ScenarioInfo{}, false
 }
 
+// onTab runs f with the tab the request's b names, under the tabs' read
+// lock, or answers 404 naming the tabs.
+func (s *server) onTab(w http.ResponseWriter, r *http.Request, f func(tabs []*Tab, t *Tab, version int)) {
+	slug := r.URL.Query().Get("b")
+	s.d.Tabs.view(func(tabs []*Tab, version int) {
+		t := tab(tabs, slug)
+		if t == nil {
+			var slugs []string
+			for _, t := range tabs {
+				slugs = append(slugs, t.Slug)
+			}
+			http.Error(w, fmt.Sprintf("unknown backend %q; backends are: %s", slug, strings.Join(slugs, ", ")), http.StatusNotFound)
+			return
+		}
+		f(tabs, t, version)
+	})
+}
+
 func (s *server) matrix(w http.ResponseWriter, r *http.Request) {
-	s.render(w, "matrix.html", s.d.Report)
+	s.onTab(w, r, func(tabs []*Tab, t *Tab, version int) {
+		s.render(w, "matrix.html", map[string]any{"Tabs": tabs, "T": t, "R": t.Report, "Version": version})
+	})
 }
 
 func (s *server) cell(w http.ResponseWriter, r *http.Request) {
-	v, ok := s.variant(w, r)
-	if !ok {
-		return
-	}
-	sc, ok := s.scenario(w, r)
-	if !ok {
-		return
-	}
-	c := v.Results[sc.Name]
-	if c == nil {
-		http.Error(w, fmt.Sprintf("%s × %s was not run: the report has no such cell", v.Name, sc.Name), http.StatusNotFound)
-		return
-	}
-	s.render(w, "cell.html", map[string]any{"V": v, "S": sc, "C": c})
+	s.onTab(w, r, func(tabs []*Tab, t *Tab, version int) {
+		v, ok := s.variant(w, r, t.Report)
+		if !ok {
+			return
+		}
+		sc, ok := s.scenario(w, r, t.Report)
+		if !ok {
+			return
+		}
+		c := v.Results[sc.Name]
+		if c == nil {
+			why := "the report has no such cell"
+			if t.Running() {
+				why = "it has not finished yet: the matrix fills in as the run goes"
+			}
+			http.Error(w, fmt.Sprintf("%s × %s on %s: no verdict, %s", v.Name, sc.Name, t.Report.BackendName(), why), http.StatusNotFound)
+			return
+		}
+		s.render(w, "cell.html", map[string]any{"T": t, "V": v, "S": sc, "C": c})
+	})
 }
 
 func (s *server) diff(w http.ResponseWriter, r *http.Request) {
-	v, ok := s.variant(w, r)
+	name, ok := param(w, r, "v", "a variant")
 	if !ok {
 		return
 	}
-	text, ok := s.d.Diffs[v.Name]
-	if !ok {
+	var v report.VariantResults
+	found := false
+	s.d.Tabs.view(func(tabs []*Tab, _ int) {
+		for _, t := range tabs {
+			for _, row := range t.Report.Variants {
+				if row.Name == name && !found {
+					v, found = row, true
+				}
+			}
+		}
+	})
+	if !found {
+		http.Error(w, fmt.Sprintf("unknown variant %q: it has no row in any matrix", name), http.StatusNotFound)
+		return
+	}
+	text, ok, ready := s.d.diffOf(v.Name)
+	switch {
+	case !ready:
+		http.Error(w, "the diffs are still being made (git diff, a second or two): reload", http.StatusServiceUnavailable)
+		return
+	case !ok:
 		http.Error(w, fmt.Sprintf("no diff for %s: correct is what the others are compared with", v.Name), http.StatusNotFound)
 		return
 	}
@@ -187,13 +281,15 @@ func (s *server) diff(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) claims(w http.ResponseWriter, r *http.Request) {
-	s.render(w, "claims.html", ParseClaims(s.d.Claims, s.d.Report))
+	s.d.Tabs.view(func(tabs []*Tab, _ int) {
+		s.render(w, "claims.html", ParseClaims(s.d.Claims, tabs[0].Report))
+	})
 }
 
 // levels lists the stepper's trees of one scenario, the breakable ones
 // first, then those that cannot be broken (correct among them).
 func (s *server) levels() []*Tree {
-	trees := slices.Clone(s.d.Stepper.Trees)
+	trees := slices.Clone(s.d.stepper().Trees)
 	slices.SortStableFunc(trees, func(a, b *Tree) int {
 		return boolInt(a.Breaking == 0) - boolInt(b.Breaking == 0)
 	})
@@ -209,8 +305,10 @@ func boolInt(b bool) int {
 
 // findTree resolves v and s against the stepper's trees.
 func (s *server) findTree(w http.ResponseWriter, r *http.Request) (*Tree, bool) {
-	if s.d.Stepper == nil {
-		http.Error(w, "no stepper data: start the server with go run ./cmd/lab web", http.StatusNotFound)
+	st := s.d.stepper()
+	if st == nil {
+		http.Error(w, "the stepper's schedules are still being exported by the tests go run ./cmd/lab web runs; "+
+			"they come once the SQLite matrix has run: reload in a while", http.StatusServiceUnavailable)
 		return nil, false
 	}
 	v, ok := param(w, r, "v", "a variant")
@@ -221,7 +319,7 @@ func (s *server) findTree(w http.ResponseWriter, r *http.Request) (*Tree, bool) 
 	if !ok {
 		return nil, false
 	}
-	if t := s.d.Stepper.Tree(v, sc); t != nil {
+	if t := st.Tree(v, sc); t != nil {
 		return t, true
 	}
 	http.Error(w, fmt.Sprintf("no race %q × %q to step: the stepper has every variant × Race and ConflictRace", v, sc), http.StatusNotFound)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"idemlab/lab/report"
 	"idemlab/workshop"
 )
 
@@ -29,7 +30,7 @@ import (
 // -web.screenshots=DIR (relative to the module root) saves the matrix and a
 // stepped race at 1280×720; the README's pictures are regenerated with
 //
-//	go test ./cmd/lab -run 'TestBrowser(Matrix|Stepper)$' -count=1 -web.full -web.screenshots=docs
+//	go test ./cmd/lab -run 'TestBrowser(Matrix|Stepper|Backends)$' -count=1 -web.full -web.screenshots=docs
 
 var (
 	screenshots = flag.String("web.screenshots", "", "save the browser tests' screenshots (1280×720 PNG) into `dir`")
@@ -112,12 +113,21 @@ func site(t *testing.T) (*httptest.Server, *workshop.Data) {
 		if *fullMatrix {
 			run = "^(" + matrixTest + "|" + stepperTest + ")$"
 		}
-		rep, out, _ := runTests(root, tests{pkg: "./scenarios", run: run, flags: []string{"-lab.stepper=" + stepperPath}}, nil)
-		if rep == nil {
+		reps, out, _ := runTests(root, tests{pkg: "./scenarios", run: run, flags: []string{"-lab.stepper=" + stepperPath}}, nil)
+		if reps == nil {
 			siteErr = fmt.Errorf("the scenario tests wrote no report:\n%s", out)
 			return
 		}
-		siteData, siteErr = webData(root, rep, stepperPath)
+		siteData, siteErr = webData(root, reps[0], stepperPath)
+		if siteErr != nil {
+			return
+		}
+		// The tabs as go run ./cmd/lab web shows them without a server:
+		// SQLite's run, PostgreSQL's levels recorded.
+		siteData.Tabs, siteErr = webTabs(root, false)
+		if siteErr == nil {
+			siteData.Tabs.Update("sqlite", func(tab *workshop.Tab) { tab.Report, tab.Done = reps[0], true })
+		}
 	})
 	if siteErr != nil {
 		t.Fatal(siteErr)
@@ -354,4 +364,51 @@ func TestBrowserCorrectCannotBeBroken(t *testing.T) {
 	if !strings.Contains(why, "Every branch tried") || !strings.Contains(why, "BEGIN IMMEDIATE") {
 		t.Errorf("after every branch the page says %q, want why correct cannot be broken", why)
 	}
+}
+
+// TestBrowserBackends switches from the SQLite tab to each PostgreSQL tab
+// from the keyboard, as the page stands without a server (recorded
+// verdicts), and checks every cell shown against the golden file, the
+// label that says it is a record, and the width at 1280×720.
+func TestBrowserBackends(t *testing.T) {
+	path := chromium(t)
+	srv, _ := site(t) // before the browser: its time limit starts with it
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := browser(t, path)
+	do(t, ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#matrix")))
+	for _, b := range backends[1:] {
+		golden, err := os.ReadFile(filepath.Join(root, b.golden))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := report.ParseReport(string(golden))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The tab is a link: focus it and press Enter, as a keyboard does.
+		do(t, ctx, chromedp.Focus(chromedp.CSS(`#tabs a[data-b="`+b.flag+`"]`)), chromedp.KeyEvent("\r"),
+			chromedp.WaitVisible(chromedp.CSS(`#tabs a[data-b="`+b.flag+`"][aria-current="page"]`)))
+		if got := text(t, ctx, "#state"); !strings.Contains(got, "Recorded, not run now") || !strings.Contains(got, b.golden) {
+			t.Errorf("%s tab: the banner says %q, want it called recorded, from %s", b.name, got, b.golden)
+		}
+		cells := eval[[][]string](t, ctx, `[...document.querySelectorAll("#matrix td a")].map(a => [a.dataset.v, a.dataset.s, a.textContent])`)
+		n := 0
+		for _, v := range want.Variants {
+			n += len(v.Results)
+		}
+		if len(cells) != n {
+			t.Errorf("%s tab shows %d cells, want the golden file's %d", b.name, len(cells), n)
+		}
+		for _, c := range cells {
+			wc := want.Cell(c[0], c[1])
+			if wc == nil || c[2] != mark(wc) {
+				t.Errorf("%s tab: %s × %s shows %q, want %s's verdict %v", b.name, c[0], c[1], c[2], b.golden, wc)
+			}
+		}
+		noOverflow(t, ctx, "the "+b.name+" tab")
+	}
+	shot(t, ctx, "workshop-postgres.png")
 }

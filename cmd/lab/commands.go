@@ -20,25 +20,49 @@ const tailLines = 40
 // errTestsFailed explains a run whose report was written but whose tests
 // failed: the verdicts shown are the run's, but the tests did not accept them.
 var errTestsFailed = errors.New("go test ./scenarios failed: the verdicts shown are this run's, but the tests did not accept them " +
-	"(a verdict differs from scenarios/testdata/matrix.golden, or the correct variant broke a guarantee); see the go test output above")
+	"(a verdict differs from scenarios/testdata/matrix.golden or postgres-*.golden, or the correct variant broke a guarantee); " +
+	"see the go test output above")
 
-// runAndReport runs the tests matched by pattern and returns their report.
+// runAndReport runs the tests matched by pattern and returns their reports.
 // If they could not run, it prints their whole output to stderr and returns
-// a nil report and an error. If they ran but failed, it returns the report
+// no report and an error. If they ran but failed, it returns the reports
 // and a non-nil failed error, for the caller to show the verdicts first and
 // then call showFailure.
-func runAndReport(stderr io.Writer, root string, ts tests) (rep *report.Report, output []byte, failed error, err error) {
+func runAndReport(stderr io.Writer, root string, ts tests) (reps []*report.Report, output []byte, failed error, err error) {
 	announce(stderr, ts)
 	var progress io.Writer
 	if f, ok := stderr.(*os.File); ok && isTerminal(f) {
 		progress = stderr
 	}
-	rep, output, runErr := runTests(root, ts, progress)
-	if rep == nil {
+	reps, output, runErr := runTests(root, ts, progress)
+	if reps == nil {
 		stderr.Write(output)
 		return nil, output, nil, fmt.Errorf("the scenario tests could not run: %v", runErr)
 	}
-	return rep, output, runErr, nil
+	return reps, output, runErr, nil
+}
+
+// runBackends runs ts, tests of the matrices bs (matrixTests), and returns
+// the reports of bs, in bs's order. Without a server for PostgreSQL it
+// runs nothing and says how to set one.
+func runBackends(stderr io.Writer, bs []backend, ts tests, args []string) (reps []*report.Report, output []byte, failed error, err error) {
+	if err := needServer(bs, args); err != nil {
+		return nil, nil, nil, err
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	all, output, failed, err := runAndReport(stderr, root, ts)
+	if err != nil {
+		return nil, output, nil, err
+	}
+	reps, err = pick(all, bs)
+	if err != nil {
+		stderr.Write(output)
+		return nil, output, nil, fmt.Errorf("%v: see the go test output above", err)
+	}
+	return reps, output, failed, nil
 }
 
 // showFailure prints the end of go test's output and returns the error
@@ -48,30 +72,26 @@ func showFailure(stderr io.Writer, output []byte, failed error) error {
 	return fmt.Errorf("%w (%v)", errTestsFailed, failed)
 }
 
-// cmdMatrix runs the whole matrix and prints it, as text (with the evidence
-// of every ✗ if asked) or as JSON.
-func cmdMatrix(stdout, stderr io.Writer, asJSON, evidence bool) error {
-	root, err := moduleRoot()
-	if err != nil {
-		return err
-	}
-	ts := matrixTests("^" + matrixTest + "$")
+// cmdMatrix runs the whole matrices of bs and prints them, as text (with
+// the evidence of every ✗ if asked) or as JSON.
+func cmdMatrix(stdout, stderr io.Writer, bs []backend, args []string, asJSON, evidence bool) error {
+	ts := matrixTests(bs, prefix(bs))
 	if !asJSON && !evidence {
 		ts = verdictsOnly(ts)
 	}
-	rep, output, failed, err := runAndReport(stderr, root, ts)
+	reps, output, failed, err := runBackends(stderr, bs, ts, args)
 	if err != nil {
 		return err
 	}
 	if asJSON {
-		data, err := renderJSON(rep)
+		data, err := renderJSON(reps)
 		if err != nil {
 			return err
 		}
 		if _, err := stdout.Write(data); err != nil {
 			return err
 		}
-	} else if _, err := io.WriteString(stdout, renderMatrix(rep, evidence)); err != nil {
+	} else if _, err := io.WriteString(stdout, renderMatrices(reps, evidence, backendFlag(bs))); err != nil {
 		return err
 	}
 	if failed != nil {
@@ -82,28 +102,24 @@ func cmdMatrix(stdout, stderr io.Writer, asJSON, evidence bool) error {
 
 // cmdPermutations runs one variant's row and lists every interleaving its
 // concurrent scenarios enumerated.
-func cmdPermutations(stdout, stderr io.Writer, variantArg string) error {
-	return runVariant(stdout, stderr, variantArg, func(variant string) string { return report.RowPattern(matrixTest, variant) }, renderPermutations)
+func cmdPermutations(stdout, stderr io.Writer, bs []backend, args []string, variantArg string) error {
+	return runVariant(stdout, stderr, bs, args, variantArg, func(variant string) string { return report.Pattern(prefix(bs), "", variant) }, renderPermutations)
 }
 
 // cmdRow runs one variant's row and prints each cell with its evidence.
-func cmdRow(stdout, stderr io.Writer, variantArg string) error {
-	return runVariant(stdout, stderr, variantArg,
-		func(variant string) string { return report.RowPattern(matrixTest, variant) }, renderRow)
+func cmdRow(stdout, stderr io.Writer, bs []backend, args []string, variantArg string) error {
+	return runVariant(stdout, stderr, bs, args, variantArg,
+		func(variant string) string { return report.Pattern(prefix(bs), "", variant) }, renderRow)
 }
 
 // cmdColumn runs one scenario's column and prints each cell with its
 // evidence.
-func cmdColumn(stdout, stderr io.Writer, scenario string) error {
-	root, err := moduleRoot()
+func cmdColumn(stdout, stderr io.Writer, bs []backend, args []string, scenario string) error {
+	reps, output, failed, err := runBackends(stderr, bs, matrixTests(bs, report.Pattern(prefix(bs), scenario, "")), args)
 	if err != nil {
 		return err
 	}
-	rep, output, failed, err := runAndReport(stderr, root, matrixTests(report.ColumnPattern(matrixTest, scenario)))
-	if err != nil {
-		return err
-	}
-	text, err := renderColumn(rep, scenario)
+	text, err := each(reps, func(rep *report.Report) (string, error) { return renderColumn(rep, scenario) })
 	if err != nil {
 		return err
 	}
@@ -117,16 +133,33 @@ func cmdColumn(stdout, stderr io.Writer, scenario string) error {
 }
 
 // cmdExplain runs one cell and prints its verdict, evidence and transcript.
-func cmdExplain(stdout, stderr io.Writer, variantArg, scenario string) error {
-	return runVariant(stdout, stderr, variantArg,
-		func(variant string) string { return report.CellPattern(matrixTest, scenario, variant) },
+func cmdExplain(stdout, stderr io.Writer, bs []backend, args []string, variantArg, scenario string) error {
+	return runVariant(stdout, stderr, bs, args, variantArg,
+		func(variant string) string { return report.Pattern(prefix(bs), scenario, variant) },
 		func(rep *report.Report, variant string) (string, error) { return renderExplain(rep, variant, scenario) })
+}
+
+// each renders every report with render, each under its backend's name
+// when there are several, and joins them; an error from any stops it.
+func each(reps []*report.Report, render func(rep *report.Report) (string, error)) (string, error) {
+	var parts []string
+	for _, rep := range reps {
+		text, err := render(rep)
+		if err != nil {
+			if len(reps) > 1 {
+				return "", fmt.Errorf("%s: %w", rep.BackendName(), err)
+			}
+			return "", err
+		}
+		parts = append(parts, titled(rep, len(reps) > 1, text))
+	}
+	return strings.Join(parts, "\n"), nil
 }
 
 // runVariant is what explain and permutations share: resolve the variant,
 // run the tests that pattern selects for it, and print what render makes of
 // their report.
-func runVariant(stdout, stderr io.Writer, variantArg string, pattern func(variant string) string, render func(rep *report.Report, variant string) (string, error)) error {
+func runVariant(stdout, stderr io.Writer, bs []backend, args []string, variantArg string, pattern func(variant string) string, render func(rep *report.Report, variant string) (string, error)) error {
 	root, err := moduleRoot()
 	if err != nil {
 		return err
@@ -135,27 +168,34 @@ func runVariant(stdout, stderr io.Writer, variantArg string, pattern func(varian
 	if err != nil {
 		return err
 	}
-	ts := matrixTests(pattern(variant))
-	if strings.HasPrefix(variant, "exercises/") {
+	var reps []*report.Report
+	var output []byte
+	var failed error
+	exercise := strings.HasPrefix(variant, "exercises/")
+	if exercise {
+		if onPostgres(bs) {
+			return badArgf("an exercise's check runs on SQLite only: leave out -backend")
+		}
 		// An exercise's check runs the whole matrix on it, and writes the
 		// same report; the check failing means the exercise is not done.
-		ts = exerciseTests(variant)
+		reps, output, failed, err = runAndReport(stderr, root, exerciseTests(variant))
+	} else {
+		reps, output, failed, err = runBackends(stderr, bs, matrixTests(bs, pattern(variant)), args)
 	}
-	rep, output, failed, err := runAndReport(stderr, root, ts)
 	if err != nil {
 		return err
 	}
-	text, err := render(rep, variant)
+	text, err := each(reps, func(rep *report.Report) (string, error) { return render(rep, variant) })
 	if err != nil {
 		return err
 	}
 	if _, err := io.WriteString(stdout, text); err != nil {
 		return err
 	}
-	if failed != nil && ts.pkg != "./scenarios" {
+	if failed != nil && exercise {
 		// An exercise's check fails until the work is done: that is what
 		// the student came to see, not an error of the command.
-		fmt.Fprintf(stderr, "(the check still fails: the exercise is not done yet; go test %s -exercise)\n", ts.pkg)
+		fmt.Fprintf(stderr, "(the check still fails: the exercise is not done yet; go test ./%s -exercise)\n", variant)
 		return nil
 	}
 	if failed != nil {

@@ -20,6 +20,13 @@
 //	go run ./cmd/lab web [-addr HOST:PORT]      the workshop page: matrix, swimlanes, stepper
 //	go run ./cmd/lab step VARIANT SCENARIO      play a race (Race, ConflictRace) in the terminal
 //
+// -backend chooses the matrices that the matrix, row, column, explain and
+// permutations run: sqlite (the default, which needs no server), pg for
+// PostgreSQL at READ COMMITTED, REPEATABLE READ and SERIALIZABLE, or one
+// level, pg-rc, pg-rr or pg-ser. PostgreSQL needs IDEMLAB_PG, e.g.
+//
+//	IDEMLAB_PG='postgres:///postgres?host=/var/run/postgresql' go run ./cmd/lab -backend=pg
+//
 // VARIANT is correct, equivalent/<name> or naive/<mistake> (the prefix may be
 // left out), or exercises/<name> for explain and permutations.
 // The exit status is 0 on success, 1 when the scenario tests could not run or
@@ -32,6 +39,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 )
 
 // Exit statuses.
@@ -45,11 +53,11 @@ const (
 const usageText = `lab renders what the scenario tests (go test ./scenarios) report.
 
 usage:
-  go run ./cmd/lab [-evidence | -json]
-  go run ./cmd/lab row VARIANT
-  go run ./cmd/lab column SCENARIO
-  go run ./cmd/lab explain VARIANT SCENARIO
-  go run ./cmd/lab permutations VARIANT
+  go run ./cmd/lab [-backend=B] [-evidence | -json]
+  go run ./cmd/lab [-backend=B] row VARIANT
+  go run ./cmd/lab [-backend=B] column SCENARIO
+  go run ./cmd/lab [-backend=B] explain VARIANT SCENARIO
+  go run ./cmd/lab [-backend=B] permutations VARIANT
   go run ./cmd/lab diff VARIANT
   go run ./cmd/lab bench
   go run ./cmd/lab web [-addr 127.0.0.1:8080]
@@ -75,12 +83,22 @@ subcommands:
   bench      measure what idempotency costs: correct's events/s as ratios to
              the same work without the inbox, in three durability settings,
              for 1, 8 and 64 deliverers, distinct events and repeats
-  web        run the matrix and export every schedule of the races, then
-             serve the workshop page on localhost: the matrix, each cell's
-             transcript as swimlanes, diffs, claims, and a race stepper
+  web        serve the workshop page on localhost at once: the matrix as
+             tabs (SQLite; PostgreSQL's three levels, live with IDEMLAB_PG,
+             else their golden files' verdicts, labelled recorded), filled
+             in as the tests run; each cell's transcript as swimlanes,
+             diffs, claims, and a race stepper
   step       play a race (Race or ConflictRace) in the terminal: choose
              which delivery takes its next statement, until it ends
   help       print this text
+
+-backend=B chooses the matrices the first five run:
+  sqlite     SQLite (the default; no server needed)
+  pg         PostgreSQL at READ COMMITTED, REPEATABLE READ and SERIALIZABLE
+  pg-rc      PostgreSQL at READ COMMITTED only; pg-rr, pg-ser likewise
+PostgreSQL needs a server, named by IDEMLAB_PG, e.g.
+  export IDEMLAB_PG='postgres:///postgres?host=/var/run/postgresql'
+With several matrices -json prints an array of reports, one per backend.
 
 VARIANT is correct, equivalent/<name> or naive/<mistake> (the prefix may be
 left out), or exercises/<name> for explain and permutations.
@@ -95,6 +113,8 @@ examples:
   go run ./cmd/lab explain checkthenact Race
   go run ./cmd/lab permutations checkthenact
   go run ./cmd/lab diff naive/checkthenact
+  go run ./cmd/lab -backend=pg
+  go run ./cmd/lab -backend=pg-rc explain checkthenacttx Race
   go run ./cmd/lab web
   go run ./cmd/lab step checkthenact Race
 `
@@ -131,6 +151,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	asJSON := fs.Bool("json", false, "print the whole report as JSON")
 	evidence := fs.Bool("evidence", false, "print a line of evidence for every ✗")
+	backendArg := fs.String("backend", "sqlite", "the matrices to run: "+backendFlagHelp)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usageText)
@@ -139,8 +160,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitStatus(stderr, usagef("%v", err))
 	}
 	rest := fs.Args()
+	bs, err := parseBackend(*backendArg)
+	if err != nil {
+		return exitStatus(stderr, err)
+	}
 	if len(rest) == 0 {
-		return exitStatus(stderr, cmdMatrix(stdout, stderr, *asJSON, *evidence))
+		return exitStatus(stderr, cmdMatrix(stdout, stderr, bs, args, *asJSON, *evidence))
+	}
+	if sub := rest[0]; onPostgres(bs) && !slices.Contains([]string{"row", "column", "explain", "permutations"}, sub) {
+		return exitStatus(stderr, usagef("-backend applies to the matrix, row, column, explain and permutations, not to %s "+
+			"(web shows every backend as a tab)", sub))
 	}
 	if *asJSON || *evidence {
 		return exitStatus(stderr, usagef("-json and -evidence apply only to the matrix (go run ./cmd/lab -evidence)"))
@@ -153,22 +182,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if len(subArgs) != 2 {
 			return exitStatus(stderr, usagef("explain takes a variant and a scenario: go run ./cmd/lab explain VARIANT SCENARIO"))
 		}
-		return exitStatus(stderr, cmdExplain(stdout, stderr, subArgs[0], subArgs[1]))
+		return exitStatus(stderr, cmdExplain(stdout, stderr, bs, args, subArgs[0], subArgs[1]))
 	case "row":
 		if len(subArgs) != 1 {
 			return exitStatus(stderr, usagef("row takes one variant: go run ./cmd/lab row VARIANT"))
 		}
-		return exitStatus(stderr, cmdRow(stdout, stderr, subArgs[0]))
+		return exitStatus(stderr, cmdRow(stdout, stderr, bs, args, subArgs[0]))
 	case "column":
 		if len(subArgs) != 1 {
 			return exitStatus(stderr, usagef("column takes one scenario: go run ./cmd/lab column SCENARIO"))
 		}
-		return exitStatus(stderr, cmdColumn(stdout, stderr, subArgs[0]))
+		return exitStatus(stderr, cmdColumn(stdout, stderr, bs, args, subArgs[0]))
 	case "permutations":
 		if len(subArgs) != 1 {
 			return exitStatus(stderr, usagef("permutations takes one variant: go run ./cmd/lab permutations VARIANT"))
 		}
-		return exitStatus(stderr, cmdPermutations(stdout, stderr, subArgs[0]))
+		return exitStatus(stderr, cmdPermutations(stdout, stderr, bs, args, subArgs[0]))
 	case "bench":
 		if len(subArgs) != 0 {
 			return exitStatus(stderr, usagef("bench takes no arguments: go run ./cmd/lab bench"))

@@ -55,7 +55,7 @@ func TestCellPatternMatches(t *testing.T) {
 }
 
 func TestGoTestArgs(t *testing.T) {
-	got := goTestArgs(matrixTests("^"+matrixTest+"$"), "/tmp/r.json")
+	got := goTestArgs(matrixTests(backends[:1], "^"+matrixTest+"$"), "/tmp/r.json")
 	want := []string{"test", "./scenarios", "-run", "^TestScenarios$", "-count=1", "-lab.report=/tmp/r.json"}
 	if !slices.Equal(got, want) {
 		t.Errorf("goTestArgs(matrix, /tmp/r.json) = %q, want %q", got, want)
@@ -189,13 +189,13 @@ func TestOutputFits(t *testing.T) {
 // to render the kit: the scenarios' descriptions, the mistakes, and each
 // cell's evidence and transcript.
 func TestJSONCarriesTheReport(t *testing.T) {
-	data, err := renderJSON(testReport())
+	data, err := renderJSON([]*report.Report{testReport()})
 	if err != nil {
-		t.Fatalf("renderJSON(testReport()) error = %v", err)
+		t.Fatalf("renderJSON([]*report.Report{testReport()}) error = %v", err)
 	}
 	var got report.Report
 	if err := json.Unmarshal(data, &got); err != nil {
-		t.Fatalf("renderJSON(testReport()) is not a report: %v\n%s", err, data)
+		t.Fatalf("renderJSON([]*report.Report{testReport()}) is not a report: %v\n%s", err, data)
 	}
 	if s := got.Scenarios[1]; s.Name != "Race" || s.Short != "Race" || s.Shows == "" || s.Claims != "C3, C4" {
 		t.Errorf("renderJSON: scenario 2 = %+v, want Race with its short name, what it shows and its claims", s)
@@ -207,7 +207,7 @@ func TestJSONCarriesTheReport(t *testing.T) {
 	if c == nil || c.Detail != "two credits" || c.Transcript == "" || len(c.Failures) != 2 {
 		t.Errorf("renderJSON: naive/checkthenact × Race = %+v, want its detail, failures and transcript", c)
 	}
-	again, err := renderJSON(testReport())
+	again, err := renderJSON([]*report.Report{testReport()})
 	if err != nil || !bytes.Equal(data, again) {
 		t.Errorf("renderJSON is not deterministic:\n%s\n%s", data, again)
 	}
@@ -348,7 +348,7 @@ func TestFollowProgress(t *testing.T) {
 		`not an event`,
 	}
 	var output, line bytes.Buffer
-	followProgress(strings.NewReader(strings.Join(events, "\n")), &output, &line, true)
+	followProgress(strings.NewReader(strings.Join(events, "\n")), &output, &line, true, 2, 1)
 	if got := output.String(); !strings.Contains(got, "idemlab-cells: 4\n") || !strings.Contains(got, "not an event\n") {
 		t.Errorf("followProgress output = %q, want the tests' output and the lines that are not events", got)
 	}
@@ -361,7 +361,7 @@ func TestFollowProgress(t *testing.T) {
 		t.Errorf("followProgress progress line = %q, want it cleared at the end", line.String())
 	}
 	line.Reset()
-	followProgress(strings.NewReader(strings.Join(events, "\n")), &output, &line, false)
+	followProgress(strings.NewReader(strings.Join(events, "\n")), &output, &line, false, 2, 1)
 	if strings.Contains(line.String(), "of 4") || !strings.Contains(line.String(), "3 cells done") {
 		t.Errorf("followProgress(part of the matrix) progress line = %q, want a count without the matrix's total", line.String())
 	}

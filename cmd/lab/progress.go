@@ -17,8 +17,8 @@ import (
 // starts, then the cells done out of the total the test announces. Piped
 // output gets none of it, so that what a program reads stays clean.
 
-// cellsMarker starts the line TestScenarios logs first: how many cells it
-// will run. The command reads the total from it.
+// cellsMarker starts the line TestScenarios, and each level of
+// TestPostgres, logs first: how many cells it will run. The command reads the total from it.
 const cellsMarker = "idemlab-cells: "
 
 // isTerminal reports whether f is a terminal, where a line rewritten in
@@ -37,11 +37,16 @@ type testEvent struct {
 
 // followProgress reads go test -json's stream from r, writes the text of
 // its output events to output (the plain output the command shows when the
-// tests fail), and keeps one progress line up to date on w. The total that
-// the matrix test announces counts every cell: it is shown only when
-// whole is set, for a run of the whole matrix.
-func followProgress(r io.Reader, output io.Writer, w io.Writer, whole bool) {
-	total, done := 0, 0
+// tests fail), and keeps one progress line up to date on w. A test whose
+// name has depth slashes or more is a cell (TestScenarios/Race/correct,
+// TestPostgres/rc/Race/correct). The totals that the matrix tests announce,
+// one per matrix, add up to every cell: they are shown only when whole is
+// set, for a run of whole matrices. PostgreSQL's levels run one after
+// another and each announces its own total as it starts; they have the
+// same cells, so until all of the run's matrices have spoken, each one
+// still to come is counted as large as the last.
+func followProgress(r io.Reader, output io.Writer, w io.Writer, whole bool, depth, matrices int) {
+	total, done, announced, last := 0, 0, 0, 0
 	started := false
 	show := func(text string) { fmt.Fprintf(w, "\r\033[K%s", text) }
 	show("compiling the scenario tests (a cold first run compiles SQLite: up to a minute)…")
@@ -55,20 +60,38 @@ func followProgress(r io.Reader, output io.Writer, w io.Writer, whole bool) {
 		}
 		io.WriteString(output, e.Output)
 		if _, n, ok := strings.Cut(e.Output, cellsMarker); ok && whole {
-			total, _ = strconv.Atoi(strings.TrimSpace(n))
+			last, _ = strconv.Atoi(strings.TrimSpace(n))
+			announced++
+			total += last
 		}
 		switch {
 		case e.Action == "run" && !started:
 			started = true
 			show("running the scenarios…")
-		case (e.Action == "pass" || e.Action == "fail") && strings.Count(e.Test, "/") >= 2:
+		case (e.Action == "pass" || e.Action == "fail") && strings.Count(e.Test, "/") >= depth:
 			done++
 			if total > 0 {
-				show(fmt.Sprintf("running the scenarios: %d of %d cells done", done, total))
+				show(fmt.Sprintf("running the scenarios: %d of %d cells done", done, total+max(0, matrices-announced)*last))
 			} else {
 				show(fmt.Sprintf("running the scenarios: %d cells done", done))
 			}
 		}
 	}
 	fmt.Fprint(w, "\r\033[K")
+}
+
+// events reads go test -json's stream from r, writes the text of its
+// output events to output, and calls on with every event.
+func events(r io.Reader, output io.Writer, on func(e testEvent)) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var e testEvent
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			fmt.Fprintln(output, sc.Text()) // not an event: pass it on as it is
+			continue
+		}
+		io.WriteString(output, e.Output)
+		on(e)
+	}
 }

@@ -9,12 +9,39 @@ import (
 	"idemlab/lab/report"
 )
 
-// hint ends the matrix output: where to look next, one request a line.
+// hint ends the SQLite matrix's output: where to look next, one request a
+// line.
 const hint = `evidence of every ✗:       go run ./cmd/lab -evidence
 one variant, one scenario:  go run ./cmd/lab row VARIANT    go run ./cmd/lab column SCENARIO
 a cell, step by step:       go run ./cmd/lab explain VARIANT SCENARIO
 a mistake, as a diff:       go run ./cmd/lab diff VARIANT
 `
+
+// hintOn is the hint for the matrices -backend=flag ran: the same
+// requests, on the same backend ("" is the default, SQLite).
+func hintOn(flag string) string {
+	if flag == "" {
+		return hint
+	}
+	lab := "go run ./cmd/lab -backend=" + flag
+	return "evidence of every ✗:  " + lab + " -evidence\n" +
+		"one variant:          " + lab + " row VARIANT\n" +
+		"one scenario:         " + lab + " column SCENARIO\n" +
+		"a cell, step by step: " + lab + " explain VARIANT SCENARIO\n" +
+		"a mistake, as a diff: go run ./cmd/lab diff VARIANT\n"
+}
+
+// backendFlag is the -backend value that selects bs again, "" for SQLite.
+func backendFlag(bs []backend) string {
+	switch {
+	case !onPostgres(bs):
+		return ""
+	case len(bs) == len(backends)-1:
+		return "pg"
+	default:
+		return bs[0].flag
+	}
+}
 
 // footnotes renders the evidence section: one numbered footnote per ✗
 // cell, rows in the matrix's order and, within a row, columns in its order,
@@ -54,11 +81,20 @@ func footnotes(rep *report.Report) string {
 // legend exactly as rep.Matrix renders them (the text of the golden file),
 // then, on request, the evidence footnotes, and the hint.
 func renderMatrix(rep *report.Report, evidence bool) string {
-	out := rep.Matrix() + "\n"
+	return renderMatrices([]*report.Report{rep}, evidence, "")
+}
+
+// renderMatrices is renderMatrix for the matrices of one or more backends
+// (report.Matrices: SQLite's alone stays the golden file's text), then the
+// evidence of each, and the hint for the same backends.
+func renderMatrices(reps []*report.Report, evidence bool, flag string) string {
+	out := report.Matrices(reps) + "\n"
 	if evidence {
-		out += footnotes(rep) + "\n"
+		for _, rep := range reps {
+			out += titled(rep, len(reps) > 1, footnotes(rep)) + "\n"
+		}
 	}
-	return out + hint
+	return out + hintOn(flag)
 }
 
 // renderJSON is the output of go run ./cmd/lab -json: the report the tests
@@ -67,8 +103,15 @@ func renderMatrix(rep *report.Report, evidence bool) string {
 // limit; each variant's mistake; each cell's verdict, evidence, failures
 // with the line that found them, transcript and interleavings. Go sorts
 // the keys of the results maps, so the text is deterministic.
-func renderJSON(rep *report.Report) ([]byte, error) {
-	data, err := json.MarshalIndent(rep, "", "  ")
+//
+// One backend gives one report, as an object; several (-backend=pg) give
+// an array of them, each saying its backend.
+func renderJSON(reps []*report.Report) ([]byte, error) {
+	var v any = reps
+	if len(reps) == 1 {
+		v = reps[0]
+	}
+	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +142,7 @@ func renderRow(rep *report.Report, variant string) (string, error) {
 		}
 		b.WriteString(report.Wrap(fmt.Sprintf("%s %-*s  %s", mark(c), width, s.Name+limitMark(s), c.Detail), width+4))
 	}
-	b.WriteString("\na cell, step by step: go run ./cmd/lab explain " + v.Name + " SCENARIO\n")
+	b.WriteString("\na cell, step by step: " + labOn(rep) + " explain " + v.Name + " SCENARIO\n")
 	return b.String(), nil
 }
 
@@ -126,7 +169,7 @@ func renderColumn(rep *report.Report, scenario string) (string, error) {
 		}
 		b.WriteString(report.Wrap(fmt.Sprintf("%s %-*s  %s", mark(c), width, v.Name, c.Detail), width+4))
 	}
-	b.WriteString("\na cell, step by step: go run ./cmd/lab explain VARIANT " + s.Name + "\n")
+	b.WriteString("\na cell, step by step: " + labOn(rep) + " explain VARIANT " + s.Name + "\n")
 	return b.String(), nil
 }
 
@@ -240,7 +283,7 @@ func renderExplain(rep *report.Report, variant, scenario string) (string, error)
 	if strings.HasPrefix(v.Name, "exercises/") {
 		fmt.Fprintf(&b, "the same check: go test ./%s -exercise -exercise.show=%s\n", v.Name, s.Name)
 	} else {
-		fmt.Fprintf(&b, "the same run as a test: go test ./scenarios -run '%s' -count=1 -lab.strict\n", report.CellPattern(matrixTest, s.Name, v.Name))
+		b.WriteString(reproduceCell(rep, s.Name, v.Name))
 	}
 	return b.String(), nil
 }
@@ -307,7 +350,7 @@ func renderPermutations(rep *report.Report, variant string) (string, error) {
 	if b.Len() == 0 {
 		return "", fmt.Errorf("no scenario of %s enumerated interleavings", variant)
 	}
-	b.WriteString("the shortest broken one, step by step: go run ./cmd/lab explain " + variant + " SCENARIO\n")
+	b.WriteString("the shortest broken one, step by step: " + labOn(rep) + " explain " + variant + " SCENARIO\n")
 	return b.String(), nil
 }
 

@@ -38,10 +38,18 @@ type tests struct {
 	run      string   // the -run pattern
 	flags    []string // the package's own flags
 	noShrink bool     // the output shows no Property story: do not shrink it
+	// whole is set for a run of whole matrices, whose announced totals
+	// the progress line shows; depth is how many slashes a cell's test
+	// name has at least (cellDepth).
+	whole    bool
+	depth    int
+	matrices int // how many matrices the run fills in
 }
 
-// matrixTests selects cells of the matrix test.
-func matrixTests(pattern string) tests { return tests{pkg: "./scenarios", run: pattern} }
+// matrixTests selects cells of the matrix tests of bs.
+func matrixTests(bs []backend, pattern string) tests {
+	return tests{pkg: "./scenarios", run: pattern, whole: pattern == prefix(bs), depth: cellDepth(bs), matrices: len(bs)}
+}
 
 // verdictsOnly is ts for an output that shows verdicts and no evidence (the
 // plain matrix): rapid then stops at Property's first counterexample
@@ -55,7 +63,7 @@ func verdictsOnly(ts tests) tests {
 // exerciseTests runs the check of the exercise package pkg
 // ("exercises/checkthenact").
 func exerciseTests(pkg string) tests {
-	return tests{pkg: "./" + pkg, run: "^TestExercise$", flags: []string{"-exercise"}}
+	return tests{pkg: "./" + pkg, run: "^TestExercise$", flags: []string{"-exercise"}, depth: 2, matrices: 1}
 }
 
 // goTestArgs returns the arguments of the go test command that runs ts and
@@ -69,17 +77,18 @@ func goTestArgs(ts tests, reportPath string) []string {
 	return append(args, "-lab.report="+reportPath)
 }
 
-// runTests runs ts in the module at root and returns the report they wrote,
-// with go test's combined output.
+// runTests runs ts in the module at root and returns the reports they
+// wrote (one per matrix: SQLite's, or one per PostgreSQL level), with go
+// test's combined output.
 //
-// A nil report means the tests could not run (a compile error, a missing go
+// No report means the tests could not run (a compile error, a missing go
 // command): err says why. A report with a non-nil err means the tests ran
 // and wrote their verdicts but failed, for example because a verdict
 // differs from the golden matrix, or an exercise is not done yet.
 //
 // With a progress writer (a terminal), go test runs with -json and
 // followProgress keeps a progress line on it.
-func runTests(root string, ts tests, progress io.Writer) (rep *report.Report, output []byte, err error) {
+func runTests(root string, ts tests, progress io.Writer) (reps []*report.Report, output []byte, err error) {
 	dir, err := os.MkdirTemp("", "idemlab-report-")
 	if err != nil {
 		return nil, nil, err
@@ -104,12 +113,12 @@ func runTests(root string, ts tests, progress io.Writer) (rep *report.Report, ou
 		if err := cmd.Start(); err != nil {
 			return nil, nil, err
 		}
-		followProgress(stream, &buf, progress, ts.run == "^"+matrixTest+"$")
+		followProgress(stream, &buf, progress, ts.whole, ts.depth, ts.matrices)
 		runErr = cmd.Wait()
 		output = buf.Bytes()
 	}
 
-	rep, readErr := report.Read(reportPath)
+	reps, readErr := report.ReadAll(reportPath)
 	if readErr != nil {
 		if runErr == nil {
 			runErr = errors.New("go test wrote no report")
@@ -119,7 +128,7 @@ func runTests(root string, ts tests, progress io.Writer) (rep *report.Report, ou
 		}
 		return nil, output, runErr
 	}
-	return rep, output, runErr
+	return reps, output, runErr
 }
 
 // announce tells, on stderr, which tests are about to run: the run itself

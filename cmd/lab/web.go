@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,8 +31,13 @@ import (
 // stepperTest is the test in ./scenarios that exports the stepper's trees.
 const stepperTest = "TestStepper"
 
-// cmdWeb runs the matrix and the stepper export in one go test run, then
-// serves the pages on addr until interrupted.
+// cmdWeb serves the page at once and fills it in: it lays out every
+// backend's matrix from its golden file, starts serving, and then runs the
+// SQLite matrix and the stepper export in one go test run — and, with
+// IDEMLAB_PG, the PostgreSQL matrices in a second — adding each cell to the
+// page as go test reports it finished. A cell has no verdict on the page
+// until its run has given one; without a server the PostgreSQL tabs show
+// their golden files' verdicts, labelled as recorded.
 func cmdWeb(stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("web", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -43,24 +49,16 @@ func cmdWeb(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "idemlab-web-")
+	live := os.Getenv(envPostgres) != ""
+	tabs, err := webTabs(root, live)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	stepperPath := filepath.Join(dir, "stepper.json")
-	ts := tests{pkg: "./scenarios", run: "^(" + matrixTest + "|" + stepperTest + ")$", flags: []string{"-lab.stepper=" + stepperPath}}
-	rep, output, failed, err := runAndReport(stderr, root, ts)
+	claims, err := os.ReadFile(filepath.Join(root, "CLAIMS.md"))
 	if err != nil {
 		return err
 	}
-	if failed != nil {
-		fmt.Fprintf(stderr, "%s\nwarning: the tests failed; the page shows their verdicts anyway (%v)\n", tail(output, tailLines), failed)
-	}
-	data, err := webData(root, rep, stepperPath)
-	if err != nil {
-		return err
-	}
+	data := &workshop.Data{Tabs: tabs, Claims: string(claims)}
 	h, err := workshop.Handler(data)
 	if err != nil {
 		return err
@@ -71,6 +69,9 @@ func cmdWeb(stdout, stderr io.Writer, args []string) error {
 	}
 	srv := newServer(h)
 	fmt.Fprintf(stdout, "serving the workshop on http://%s/ (the stepper: http://%s/step); Ctrl-C stops it\n", ln.Addr(), ln.Addr())
+	if !live {
+		fmt.Fprintf(stdout, "PostgreSQL tabs show recorded verdicts; to run them live: %s='%s' go run ./cmd/lab web\n", envPostgres, exampleDSN)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	go func() {
@@ -79,10 +80,164 @@ func cmdWeb(stdout, stderr io.Writer, args []string) error {
 		defer cancel()
 		srv.Shutdown(shutdown)
 	}()
+	go func() { data.SetDiffs(webDiffs()) }()
+	go fillTabs(ctx, stderr, root, data, live)
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
+}
+
+// webTabs lays out a tab per backend from its golden file: empty cells on
+// a tab that will run live, the recorded verdicts on one that cannot.
+func webTabs(root string, live bool) (*workshop.Tabs, error) {
+	var tabs []*workshop.Tab
+	for _, b := range backends {
+		data, err := os.ReadFile(filepath.Join(root, b.golden))
+		if err != nil {
+			return nil, err
+		}
+		rep, err := report.ParseReport(string(data))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", b.golden, err)
+		}
+		rep.Backend = b.name
+		t := &workshop.Tab{Slug: b.flag, Report: rep, Rerun: "go run ./cmd/lab"}
+		if b.level != "" {
+			t.Rerun = "go run ./cmd/lab -backend=" + b.flag
+		}
+		if b.level == "" || live {
+			for i := range rep.Variants {
+				rep.Variants[i].Results = map[string]*report.Cell{}
+			}
+		} else {
+			rep.Recorded = b.golden
+			t.Rerun = envPostgres + "='" + exampleDSN + "' go run ./cmd/lab web"
+		}
+		tabs = append(tabs, t)
+	}
+	return workshop.NewTabs(tabs...), nil
+}
+
+// webDiffs is every variant's diff against correct/, as diff prints it.
+func webDiffs() map[string]string {
+	diffs := map[string]string{}
+	for _, name := range registered() {
+		if name == "correct" {
+			continue
+		}
+		var out, errs bytes.Buffer
+		if err := cmdDiff(&out, &errs, name); err != nil {
+			out.WriteString(fmt.Sprintf("diff %s failed: %v %s", name, err, errs.String()))
+		}
+		diffs[name] = out.String()
+	}
+	return diffs
+}
+
+// fillTabs runs the live matrices and fills the tabs in as cells finish:
+// first SQLite's with the stepper's export, then, with a server,
+// PostgreSQL's three levels.
+func fillTabs(ctx context.Context, stderr io.Writer, root string, data *workshop.Data, live bool) {
+	dir, err := os.MkdirTemp("", "idemlab-web-")
+	if err != nil {
+		data.Tabs.Update("sqlite", func(t *workshop.Tab) { t.Problem = err.Error() })
+		return
+	}
+	defer os.RemoveAll(dir)
+	stepperPath := filepath.Join(dir, "stepper.json")
+	sqlite := backends[:1]
+	run := "^(" + matrixTest + "|" + stepperTest + ")$"
+	liveRun(ctx, stderr, root, data, dir, sqlite, run, []string{"-lab.stepper=" + stepperPath})
+	if st, err := workshop.ReadStepper(stepperPath); err == nil {
+		data.SetStepper(st)
+	} else {
+		fmt.Fprintf(stderr, "the stepper's export failed: %v\n", err)
+	}
+	if live && ctx.Err() == nil {
+		liveRun(ctx, stderr, root, data, dir, backends[1:], prefix(backends[1:]), nil)
+	}
+}
+
+// liveRun runs one go test of the matrices bs, adding every cell to its
+// tab the moment go test says it finished, and at the end puts the report
+// the tests wrote in place of the cells gathered on the way.
+func liveRun(ctx context.Context, stderr io.Writer, root string, data *workshop.Data, dir string, bs []backend, run string, flags []string) {
+	cells := filepath.Join(dir, "cells-"+bs[0].flag)
+	reportPath := filepath.Join(dir, "report-"+bs[0].flag+".json")
+	problem := func(msg string) {
+		for _, b := range bs {
+			data.Tabs.Update(b.flag, func(t *workshop.Tab) { t.Problem = msg })
+		}
+	}
+	if err := os.MkdirAll(cells, 0o755); err != nil {
+		problem(err.Error())
+		return
+	}
+	args := append([]string{"test", "-json", "./scenarios", "-run", run, "-count=1", "-lab.report=" + reportPath, "-lab.cells=" + cells}, flags...)
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = root
+	var output bytes.Buffer
+	cmd.Stderr = &output
+	stream, err := cmd.StdoutPipe()
+	if err != nil {
+		problem(err.Error())
+		return
+	}
+	if err := cmd.Start(); err != nil {
+		problem(err.Error())
+		return
+	}
+	var progress io.Writer
+	if f, ok := stderr.(*os.File); ok && isTerminal(f) {
+		progress = stderr
+	}
+	total, done := 0, 0
+	events(stream, &output, func(e testEvent) {
+		if _, n, ok := strings.Cut(e.Output, cellsMarker); ok {
+			more, _ := strconv.Atoi(strings.TrimSpace(n))
+			total += more
+			slug := bs[0].flag
+			if onPostgres(bs) {
+				slug = "pg-" + strings.Split(e.Test, "/")[min(1, strings.Count(e.Test, "/"))]
+			}
+			data.Tabs.Update(slug, func(t *workshop.Tab) { t.Total = more })
+		}
+		if (e.Action != "pass" && e.Action != "fail") || strings.Count(e.Test, "/") < cellDepth(bs) {
+			return
+		}
+		f, err := report.ReadFinished(cells, e.Test)
+		if err != nil {
+			return // a scenario's subtest, or a test of the stepper
+		}
+		done++
+		data.Tabs.Update(backendNamed(f.Backend).flag, func(t *workshop.Tab) { t.Report.Add(f) })
+		if progress != nil {
+			fmt.Fprintf(progress, "\r\033[K%s: %d of %d cells done", bs[0].name, done, total)
+		}
+	})
+	if progress != nil {
+		fmt.Fprint(progress, "\r\033[K")
+	}
+	runErr := cmd.Wait()
+	reps, readErr := report.ReadAll(reportPath)
+	for _, b := range bs {
+		rep := report.Backend(reps, b.name)
+		data.Tabs.Update(b.flag, func(t *workshop.Tab) {
+			switch {
+			case readErr != nil || rep == nil:
+				t.Problem = fmt.Sprintf("go test wrote no report (%v); the end of its output: %s", errors.Join(runErr, readErr), tail(output.Bytes(), 5))
+			default:
+				t.Report, t.Done = rep, true
+				if runErr != nil {
+					t.Problem = fmt.Sprintf("%v: a verdict differs from %s, or correct broke a guarantee; %s", runErr, b.golden, "see the terminal")
+				}
+			}
+		})
+	}
+	if runErr != nil && ctx.Err() == nil {
+		fmt.Fprintf(stderr, "%s\nwarning: go test %s failed (%v); the page shows what it found\n", tail(output.Bytes(), tailLines), run, runErr)
+	}
 }
 
 // newServer bounds what a client may hold: headers, slow requests, idle
@@ -98,9 +253,9 @@ func newServer(h http.Handler) *http.Server {
 	}
 }
 
-// webData gathers what the pages show: the report, the stepper's trees,
-// every variant's diff against correct/ (as the diff subcommand prints it)
-// and CLAIMS.md.
+// webData gathers what the pages show from one finished run: the report,
+// the stepper's trees, every variant's diff against correct/ (as the diff
+// subcommand prints it) and CLAIMS.md. The browser tests serve it.
 func webData(root string, rep *report.Report, stepperPath string) (*workshop.Data, error) {
 	st, err := workshop.ReadStepper(stepperPath)
 	if err != nil {
@@ -110,18 +265,7 @@ func webData(root string, rep *report.Report, stepperPath string) (*workshop.Dat
 	if err != nil {
 		return nil, err
 	}
-	diffs := map[string]string{}
-	for _, v := range rep.Variants {
-		if v.Name == "correct" {
-			continue
-		}
-		var out, errs bytes.Buffer
-		if err := cmdDiff(&out, &errs, v.Name); err != nil {
-			return nil, fmt.Errorf("diff %s: %v %s", v.Name, err, errs.String())
-		}
-		diffs[v.Name] = out.String()
-	}
-	return &workshop.Data{Report: rep, Stepper: st, Diffs: diffs, Claims: string(claims)}, nil
+	return &workshop.Data{Report: rep, Stepper: st, Diffs: webDiffs(), Claims: string(claims)}, nil
 }
 
 // cmdStep plays one race in the terminal: it exports that race's tree (one

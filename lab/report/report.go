@@ -9,7 +9,9 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -21,6 +23,17 @@ import (
 // the command renders it, so the matrix a student reads is the one the tests
 // produced.
 type Report struct {
+	// Backend names the database the cells ran on and, on PostgreSQL, the
+	// isolation level: SQLite, or PostgresBackend("read committed"). The
+	// same variant can hold on one and break on another, so a verdict
+	// means nothing without it. "" is SQLite, for reports written before
+	// the field existed.
+	Backend string `json:"backend,omitempty"`
+	// Recorded is set on a report whose verdicts were not run but read
+	// back from a golden file (ParseReport): it names that file. Such a
+	// report has verdicts only — no evidence, no transcript — and whoever
+	// shows it must say that it is a record, not a run.
+	Recorded  string           `json:"recorded,omitempty"`
 	Scenarios []ScenarioInfo   `json:"scenarios"`
 	Variants  []VariantResults `json:"variants"`
 }
@@ -81,6 +94,25 @@ type Permutation struct {
 // Held reports whether every guarantee held in this interleaving.
 func (p Permutation) Held() bool { return len(p.Failures) == 0 }
 
+// SQLite is the Backend of the SQLite matrix.
+const SQLite = "SQLite"
+
+// PostgresBackend is the Backend of the PostgreSQL matrix at an isolation
+// level spelled as PostgreSQL spells it ("read committed"): "PostgreSQL
+// READ COMMITTED".
+func PostgresBackend(level string) string { return "PostgreSQL " + strings.ToUpper(level) }
+
+// OnPostgres reports whether the report's cells ran on PostgreSQL.
+func (rep *Report) OnPostgres() bool { return strings.HasPrefix(rep.Backend, "PostgreSQL") }
+
+// BackendName is Backend, with "" read as SQLite.
+func (rep *Report) BackendName() string {
+	if rep.Backend == "" {
+		return SQLite
+	}
+	return rep.Backend
+}
+
 // New returns an empty report with the given columns and rows.
 func New(scenarios []ScenarioInfo, variants []VariantResults) *Report {
 	rep := &Report{Scenarios: scenarios}
@@ -134,17 +166,59 @@ func (rep *Report) Write(path string) error {
 	return os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
-// Read loads a report written by Write.
+// WriteAll stores several reports in one file, as a JSON array: one go
+// test run of ./scenarios can hold the SQLite matrix and a PostgreSQL
+// matrix per isolation level, and -lab.report names one file.
+func WriteAll(path string, reps []*Report) error {
+	data, err := json.MarshalIndent(reps, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// Read loads a file written by Write, or by WriteAll with one report in it.
 func Read(path string) (*Report, error) {
+	reps, err := ReadAll(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(reps) != 1 {
+		return nil, fmt.Errorf("%s holds %d reports, want 1 (read it with ReadAll)", path, len(reps))
+	}
+	return reps[0], nil
+}
+
+// ReadAll loads the reports of a file written by WriteAll, or the one
+// report of a file written by Write.
+func ReadAll(path string) ([]*Report, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{}
-	if err := json.Unmarshal(data, rep); err != nil {
+	var reps []*Report
+	if trimmed := strings.TrimSpace(string(data)); strings.HasPrefix(trimmed, "[") {
+		err = json.Unmarshal(data, &reps)
+	} else {
+		rep := &Report{}
+		err = json.Unmarshal(data, rep)
+		reps = []*Report{rep}
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return rep, nil
+	return reps, nil
+}
+
+// Backend returns the report of reps that ran on backend (see BackendName),
+// or nil.
+func Backend(reps []*Report, backend string) *Report {
+	for _, rep := range reps {
+		if rep.BackendName() == backend {
+			return rep
+		}
+	}
+	return nil
 }
 
 // Marks used in the matrix.
@@ -220,7 +294,7 @@ func (rep *Report) Matrix() string {
 	for _, s := range rep.Scenarios {
 		b.WriteString(Wrap(fmt.Sprintf("%-*s  %s: %s (%s)", shortWidth, s.Short, s.Name, s.Shows, s.Claims), shortWidth+2))
 		if s.Limit != "" {
-			b.WriteString(Wrap(fmt.Sprintf("%-*s  * a limit of the pattern: correct fails it by design; %s lifts it", shortWidth, "", s.Limit), shortWidth+2))
+			b.WriteString(Wrap(fmt.Sprintf("%-*s  %s%s lifts it", shortWidth, "", limitPrefix, s.Limit), shortWidth+2))
 		}
 	}
 	b.WriteString("\n")
@@ -228,13 +302,60 @@ func (rep *Report) Matrix() string {
 		mistake := v.Mistake
 		switch {
 		case v.Name == "correct":
-			mistake = "the inbox row and the credit in one BEGIN IMMEDIATE transaction"
+			mistake = rep.correctDoes()
 		case mistake == "":
 			mistake = "no mistake: correct written another way (go doc ./" + v.Name + ")"
 		}
 		b.WriteString(Wrap(fmt.Sprintf("%-*s  %s", nameWidth, v.Name, mistake), nameWidth+2))
 	}
 	return b.String()
+}
+
+// Matrices renders the matrices of several backends, each table under its
+// backend's name. When their legends are the same, as PostgreSQL's three
+// levels' are, the tables come first, to be read side by side, then the
+// legend once; otherwise each table has its own. One matrix alone on SQLite
+// is Matrix's text, untitled: the golden file's.
+func Matrices(reps []*Report) string {
+	if len(reps) == 1 && !reps[0].OnPostgres() {
+		return reps[0].Matrix()
+	}
+	var b strings.Builder
+	tables, legends := make([]string, len(reps)), make([]string, len(reps))
+	shared := true
+	for i, rep := range reps {
+		tables[i], legends[i], _ = strings.Cut(rep.Matrix(), "\n\n")
+		shared = shared && legends[i] == legends[0]
+	}
+	for i, rep := range reps {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(Title(rep.BackendName()) + tables[i] + "\n")
+		if !shared {
+			b.WriteString("\n" + legends[i])
+		}
+	}
+	if shared && len(reps) > 0 {
+		b.WriteString("\n" + legends[0])
+	}
+	return b.String()
+}
+
+// Title is a backend's name as a heading over its part of an output,
+// underlined.
+func Title(name string) string {
+	return name + "\n" + strings.Repeat("=", utf8.RuneCountInString(name)) + "\n"
+}
+
+// correctDoes is the correct variant's line in the legend: what it does
+// right, on the report's backend.
+func (rep *Report) correctDoes() string {
+	if rep.OnPostgres() {
+		return "the inbox row and the credit in one transaction, run again after a serialization " +
+			"failure (40001) or a deadlock (40P01), a bounded number of times"
+	}
+	return "the inbox row and the credit in one BEGIN IMMEDIATE transaction"
 }
 
 // Wrap breaks s into lines of at most Width columns at spaces, indenting
@@ -264,8 +385,47 @@ var wrapTokens = regexp.MustCompile(` *[^ ]+| +$`)
 
 // ParseMatrix reads the verdicts back from a matrix rendered by Matrix:
 // verdicts[variant][scenario] is true for a pass. Cells marked as not run are
-// absent.
+// absent. The columns must be scenarios, in their order.
 func ParseMatrix(text string, scenarios []ScenarioInfo) (map[string]map[string]bool, error) {
+	g, err := parseGrid(text)
+	if err != nil {
+		return nil, err
+	}
+	var shorts []string
+	for _, s := range scenarios {
+		shorts = append(shorts, s.Short)
+	}
+	if !slices.Equal(g.shorts, shorts) {
+		return nil, fmt.Errorf("matrix columns = %v, want %v", g.shorts, shorts)
+	}
+	verdicts := map[string]map[string]bool{}
+	for _, r := range g.rows {
+		row := map[string]bool{}
+		for i, mark := range r.marks {
+			if mark != None {
+				row[scenarios[i].Name] = mark == Pass
+			}
+		}
+		verdicts[r.name] = row
+	}
+	return verdicts, nil
+}
+
+// grid is the table of a rendered matrix: its column headings, and each
+// row's name and marks.
+type grid struct {
+	shorts []string
+	rows   []gridRow
+	rest   []string // the lines after the table: the legend
+}
+
+type gridRow struct {
+	name  string
+	marks []string
+}
+
+// parseGrid reads the table at the top of a matrix rendered by Matrix.
+func parseGrid(text string) (*grid, error) {
 	lines := strings.Split(text, "\n")
 	if len(lines) < 3 {
 		return nil, fmt.Errorf("matrix has no rows")
@@ -276,42 +436,122 @@ func ParseMatrix(text string, scenarios []ScenarioInfo) (map[string]map[string]b
 	for len(headLines) < len(lines) && strings.HasPrefix(lines[len(headLines)], " ") {
 		headLines = append(headLines, strings.Fields(lines[len(headLines)]))
 	}
-	var header, shorts []string
+	g := &grid{}
 	for i := 0; len(headLines) > 0; i++ {
 		l := headLines[i%len(headLines)]
 		if i/len(headLines) >= len(l) {
 			break
 		}
-		header = append(header, l[i/len(headLines)])
+		g.shorts = append(g.shorts, l[i/len(headLines)])
 	}
-	for _, s := range scenarios {
-		shorts = append(shorts, s.Short)
-	}
-	if !slices.Equal(header, shorts) {
-		return nil, fmt.Errorf("matrix columns = %v, want %v", header, shorts)
-	}
-	verdicts := map[string]map[string]bool{}
-	for _, line := range lines[len(headLines):] {
-		fields := strings.Fields(line)
+	n := len(headLines)
+	for ; n < len(lines); n++ {
+		fields := strings.Fields(lines[n])
 		if len(fields) == 0 {
 			break
 		}
-		if len(fields) != len(scenarios)+1 {
-			return nil, fmt.Errorf("matrix row %q has %d cells, want %d", fields[0], len(fields)-1, len(scenarios))
+		if len(fields) != len(g.shorts)+1 {
+			return nil, fmt.Errorf("matrix row %q has %d cells, want %d", fields[0], len(fields)-1, len(g.shorts))
 		}
-		row := map[string]bool{}
-		for i, mark := range fields[1:] {
-			switch mark {
-			case Pass, Fail:
-				row[scenarios[i].Name] = mark == Pass
-			case None:
-			default:
+		for _, mark := range fields[1:] {
+			if mark != Pass && mark != Fail && mark != None {
 				return nil, fmt.Errorf("matrix row %q: unknown mark %q", fields[0], mark)
 			}
 		}
-		verdicts[fields[0]] = row
+		g.rows = append(g.rows, gridRow{name: fields[0], marks: fields[1:]})
 	}
-	return verdicts, nil
+	if len(g.rows) == 0 {
+		return nil, fmt.Errorf("matrix has no rows")
+	}
+	g.rest = lines[n:]
+	return g, nil
+}
+
+// limitPrefix starts the legend line of a limit's column.
+const limitPrefix = "* a limit of the pattern: correct fails it by design; "
+
+// ParseReport reads a whole report back from a matrix rendered by Matrix —
+// a golden file: the columns with their names, what they show, their claims
+// and limits, from the legend; the rows with their mistakes; and the
+// verdicts. Its cells hold a verdict and nothing else, and the report
+// knows neither its Backend nor where it was Recorded: the caller, who
+// knows which file it read, sets both. It lets a program show the recorded
+// verdicts of a backend it cannot run, without linking the registry.
+func ParseReport(text string) (*Report, error) {
+	g, err := parseGrid(text)
+	if err != nil {
+		return nil, err
+	}
+	// The legend: the key to the marks, then one entry per column, then
+	// one per row, each block ending with an empty line; an entry's
+	// continuation lines are indented.
+	var blocks [][]string
+	var cur []string
+	for _, line := range g.rest {
+		if strings.TrimSpace(line) == "" {
+			if len(cur) > 0 {
+				blocks = append(blocks, cur)
+			}
+			cur = nil
+			continue
+		}
+		if strings.HasPrefix(line, " ") && len(cur) > 0 {
+			cur[len(cur)-1] += " " + strings.TrimSpace(line)
+			continue
+		}
+		cur = append(cur, line)
+	}
+	if len(cur) > 0 {
+		blocks = append(blocks, cur)
+	}
+	if len(blocks) != 3 {
+		return nil, fmt.Errorf("matrix legend has %d blocks, want 3: the marks, the columns, the rows", len(blocks))
+	}
+	cols, rows := blocks[1], blocks[2]
+	if len(cols) != len(g.shorts) {
+		return nil, fmt.Errorf("matrix legend explains %d columns, the table has %d", len(cols), len(g.shorts))
+	}
+	rep := &Report{}
+	for i, entry := range cols {
+		short, rest, _ := strings.Cut(entry, " ")
+		if short != g.shorts[i] {
+			return nil, fmt.Errorf("matrix legend entry %d is %q, want column %q", i+1, short, g.shorts[i])
+		}
+		rest = strings.TrimSpace(rest)
+		info := ScenarioInfo{Short: short}
+		if j := strings.Index(rest, " "+limitPrefix); j >= 0 {
+			info.Limit = strings.TrimSuffix(rest[j+1+len(limitPrefix):], " lifts it")
+			rest = rest[:j]
+		}
+		name, shows, ok := strings.Cut(rest, ": ")
+		k := strings.LastIndex(shows, " (")
+		if !ok || k < 0 || !strings.HasSuffix(shows, ")") {
+			return nil, fmt.Errorf("matrix legend of %s = %q, want \"Name: what it shows (claims)\"", short, rest)
+		}
+		info.Name, info.Shows, info.Claims = name, shows[:k], shows[k+2:len(shows)-1]
+		rep.Scenarios = append(rep.Scenarios, info)
+	}
+	if len(rows) != len(g.rows) {
+		return nil, fmt.Errorf("matrix legend names %d rows, the table has %d", len(rows), len(g.rows))
+	}
+	for i, entry := range rows {
+		name, mistake, _ := strings.Cut(entry, " ")
+		if name != g.rows[i].name {
+			return nil, fmt.Errorf("matrix legend row %d is %q, want %q", i+1, name, g.rows[i].name)
+		}
+		mistake = strings.TrimSpace(mistake)
+		if name == "correct" || strings.HasPrefix(mistake, "no mistake: ") {
+			mistake = ""
+		}
+		v := VariantResults{Name: name, Mistake: mistake, Results: map[string]*Cell{}}
+		for j, mark := range g.rows[i].marks {
+			if mark != None {
+				v.Results[rep.Scenarios[j].Name] = &Cell{Pass: mark == Pass}
+			}
+		}
+		rep.Variants = append(rep.Variants, v)
+	}
+	return rep, nil
 }
 
 // CellPattern is the go test -run pattern that selects exactly one cell of
@@ -335,6 +575,23 @@ func ColumnPattern(test, scenario string) string {
 	return anchored(test) + "/" + anchored(scenario)
 }
 
+// Pattern is the go test -run pattern that selects, under prefix (a
+// pattern already, such as "^TestPostgres$/^(rc|rr)$"), the cells of
+// scenario and variant; an empty scenario or variant stands for every one.
+// CellPattern, RowPattern and ColumnPattern are Pattern under one test.
+func Pattern(prefix, scenario, variant string) string {
+	p := prefix + "/"
+	if scenario == "" {
+		p += ".*"
+	} else {
+		p += anchored(scenario)
+	}
+	if variant != "" {
+		p += "/" + variantPattern(variant)
+	}
+	return p
+}
+
 func anchored(name string) string { return "^" + regexp.QuoteMeta(name) + "$" }
 
 func variantPattern(variant string) string {
@@ -343,4 +600,72 @@ func variantPattern(variant string) string {
 		parts = append(parts, anchored(p))
 	}
 	return strings.Join(parts, "/")
+}
+
+// Finished is one cell as a test writes it the moment the cell finishes
+// (go test ./scenarios -lab.cells=DIR), before the run ends and writes the
+// whole report: a page that shows the matrix filling in reads these, each
+// once go test has said the cell passed or failed.
+type Finished struct {
+	Backend  string       `json:"backend"`
+	Scenario ScenarioInfo `json:"scenario"`
+	Variant  string       `json:"variant"`
+	Mistake  string       `json:"mistake,omitempty"`
+	Cell     *Cell        `json:"cell"`
+}
+
+// finishedPath is where the cell of the test named test is written in dir.
+func finishedPath(dir, test string) string {
+	return filepath.Join(dir, url.PathEscape(test)+".json")
+}
+
+// WriteFinished stores f as the cell of the test named test (t.Name()) in
+// dir. It writes a temporary file and renames it, so that a reader never
+// sees half a cell.
+func WriteFinished(dir, test string, f Finished) error {
+	data, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".cell-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), finishedPath(dir, test))
+}
+
+// ReadFinished loads the cell WriteFinished stored for the test named
+// test; an error wrapping fs.ErrNotExist if there is none (a test that is
+// not a cell).
+func ReadFinished(dir, test string) (*Finished, error) {
+	data, err := os.ReadFile(finishedPath(dir, test))
+	if err != nil {
+		return nil, err
+	}
+	f := &Finished{}
+	if err := json.Unmarshal(data, f); err != nil {
+		return nil, fmt.Errorf("the cell of %s: %w", test, err)
+	}
+	return f, nil
+}
+
+// Add records a finished cell, adding its column or row if the report has
+// none yet (a report laid out from an older golden file).
+func (rep *Report) Add(f *Finished) {
+	if !slices.ContainsFunc(rep.Scenarios, func(s ScenarioInfo) bool { return s.Name == f.Scenario.Name }) {
+		rep.Scenarios = append(rep.Scenarios, f.Scenario)
+	}
+	if !slices.ContainsFunc(rep.Variants, func(v VariantResults) bool { return v.Name == f.Variant }) {
+		rep.Variants = append(rep.Variants, VariantResults{Name: f.Variant, Mistake: f.Mistake, Results: map[string]*Cell{}})
+	}
+	rep.Set(f.Variant, f.Scenario.Name, f.Cell)
 }

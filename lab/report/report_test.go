@@ -1,7 +1,12 @@
 package report
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -72,5 +77,196 @@ func TestWrap(t *testing.T) {
 		if len(line) > Width {
 			t.Errorf("Wrap(...) line is %d wide, want at most %d", len(line), Width)
 		}
+	}
+}
+
+// tidy is sample with descriptions as the registry writes them: no
+// trailing spaces, which a wrapped legend cannot keep.
+func tidy() *Report {
+	rep := sample()
+	for i := range rep.Scenarios {
+		rep.Scenarios[i].Shows = strings.TrimSpace(rep.Scenarios[i].Shows) + " (and C9 in brackets)"
+	}
+	for i := range rep.Variants {
+		rep.Variants[i].Mistake = strings.TrimSpace(rep.Variants[i].Mistake)
+	}
+	rep.Set("naive/x", "Scenario2", &Cell{Pass: false})
+	return rep
+}
+
+// verdictsOnly is rep with every cell cut down to its verdict, as a
+// matrix keeps it.
+func verdictsOnly(rep *Report) *Report {
+	out := New(rep.Scenarios, nil)
+	out.Backend = rep.Backend
+	for _, v := range rep.Variants {
+		row := VariantResults{Name: v.Name, Mistake: v.Mistake, Results: map[string]*Cell{}}
+		for s, c := range v.Results {
+			row.Results[s] = &Cell{Pass: c.Pass}
+		}
+		out.Variants = append(out.Variants, row)
+	}
+	return out
+}
+
+func TestParseReportRoundTrip(t *testing.T) {
+	for _, backend := range []string{"", SQLite, PostgresBackend("serializable")} {
+		rep := tidy()
+		rep.Backend = backend
+		text := rep.Matrix()
+		got, err := ParseReport(text)
+		if err != nil {
+			t.Fatalf("ParseReport(Matrix()) error = %v", err)
+		}
+		got.Backend = backend
+		if again := got.Matrix(); again != text {
+			t.Errorf("ParseReport(Matrix()).Matrix() on %q differs:\n%s\nwant\n%s", backend, again, text)
+		}
+		want, _ := json.Marshal(verdictsOnly(rep))
+		if gotJSON, _ := json.Marshal(got); string(gotJSON) != string(want) {
+			t.Errorf("ParseReport(Matrix()) on %q differs from the report's verdicts and legend", backend)
+		}
+	}
+}
+
+// TestParseReportGolden reads the SQLite golden matrix back whole: what
+// cmd/lab web shows for a backend it cannot run comes from such a file.
+func TestParseReportGolden(t *testing.T) {
+	data, err := os.ReadFile("../../scenarios/testdata/matrix.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := ParseReport(string(data))
+	if err != nil {
+		t.Fatalf("ParseReport(matrix.golden) error = %v", err)
+	}
+	if got := rep.Matrix(); got != string(data) {
+		t.Errorf("ParseReport(matrix.golden).Matrix() differs from the file:\n%s", got)
+	}
+	if c := rep.Cell("correct", "Duplicate"); c == nil || !c.Pass {
+		t.Errorf("ParseReport(matrix.golden).Cell(correct, Duplicate) = %+v, want a pass", c)
+	}
+}
+
+// TestParseReportRejects holds ParseReport to the whole text: a legend
+// that no longer matches its table must not be read as if it did.
+func TestParseReportRejects(t *testing.T) {
+	rep := tidy()
+	text := rep.Matrix()
+	_, legend, _ := strings.Cut(text, "\n\n")
+	for name, broken := range map[string]string{
+		"a column's legend missing": strings.Replace(text, "Sc4   Scenario4", "", 1),
+		"a column's legend renamed": strings.Replace(text, "Sc4   Scenario4", "Sc5   Scenario4", 1),
+		"claims without brackets":   strings.Replace(text, "(C1, C2)", "C1, C2", 1),
+		"a row's legend missing":    strings.Replace(text, "naive/x", "", 1),
+		"a row's legend renamed":    strings.Replace(text, "\nnaive/x ", "\nnaive/y ", 1),
+		"no legend":                 strings.SplitAfter(text, "\n\n")[0],
+		"a table without rows":      legend,
+		"rows and legend run on":    strings.Replace(text, "\n\n", "\n", 1),
+		"an unknown mark in a row":  strings.Replace(text, Fail, "x", 1),
+		"the column legend run on":  strings.Replace(text, "\n\ncorrect ", "\ncorrect ", 1),
+		"a heading dropped":         strings.Replace(text, "Sc1", "   ", 1),
+		"a legend with a 4th block": text + "\nextra\n",
+		"a row name in the wrong order": strings.Replace(strings.Replace(text, "\nnaive/x ", "\nnaive/z ", 1),
+			"\nnaive/busyasduplicate  ", "\nnaive/x                ", 1),
+	} {
+		if _, err := ParseReport(broken); err == nil {
+			t.Errorf("ParseReport(%s) error = nil, want one", name)
+		}
+	}
+}
+
+func TestMatrixCorrectPerBackend(t *testing.T) {
+	for backend, want := range map[string]string{
+		"":                                 "BEGIN IMMEDIATE",
+		SQLite:                             "BEGIN IMMEDIATE",
+		PostgresBackend("read committed"):  "40001",
+		PostgresBackend("repeatable read"): "40001",
+	} {
+		rep := tidy()
+		rep.Backend = backend
+		if got := rep.Matrix(); !strings.Contains(got, want) {
+			t.Errorf("Matrix() on %q does not say %q of correct", backend, want)
+		}
+	}
+	if got := PostgresBackend("read committed"); got != "PostgreSQL READ COMMITTED" {
+		t.Errorf("PostgresBackend(read committed) = %q, want %q", got, "PostgreSQL READ COMMITTED")
+	}
+}
+
+func TestWriteAllReadAll(t *testing.T) {
+	dir := t.TempDir()
+	a, b := tidy(), tidy()
+	a.Backend, b.Backend = SQLite, PostgresBackend("serializable")
+	all := filepath.Join(dir, "all.json")
+	if err := WriteAll(all, []*Report{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	reps, err := ReadAll(all)
+	if err != nil || len(reps) != 2 {
+		t.Fatalf("ReadAll(WriteAll(2 reports)) = %d reports, %v; want 2, nil", len(reps), err)
+	}
+	if got := Backend(reps, "PostgreSQL SERIALIZABLE"); got == nil || got.Matrix() != b.Matrix() {
+		t.Errorf("Backend(reps, PostgreSQL SERIALIZABLE) = %v, want the second report", got)
+	}
+	if got := Backend(reps, "PostgreSQL READ COMMITTED"); got != nil {
+		t.Errorf("Backend(reps, PostgreSQL READ COMMITTED) = %v, want nil", got.Backend)
+	}
+	if _, err := Read(all); err == nil {
+		t.Errorf("Read(a file of 2 reports) error = nil, want one")
+	}
+	one := filepath.Join(dir, "one.json")
+	a.Backend = ""
+	if err := a.Write(one); err != nil {
+		t.Fatal(err)
+	}
+	reps, err = ReadAll(one)
+	if err != nil || len(reps) != 1 || reps[0].BackendName() != SQLite {
+		t.Errorf("ReadAll(Write(1 report)) = %d reports, %v; want the one, on SQLite", len(reps), err)
+	}
+}
+
+func TestPattern(t *testing.T) {
+	for _, tc := range []struct{ prefix, scenario, variant, want string }{
+		{"^TestScenarios$", "Race", "naive/checkthenact", CellPattern("TestScenarios", "Race", "naive/checkthenact")},
+		{"^TestScenarios$", "", "naive/checkthenact", RowPattern("TestScenarios", "naive/checkthenact")},
+		{"^TestScenarios$", "Race", "", ColumnPattern("TestScenarios", "Race")},
+		{"^TestPostgres$/^(rc|rr)$", "Race", "correct", "^TestPostgres$/^(rc|rr)$/^Race$/^correct$"},
+	} {
+		if got := Pattern(tc.prefix, tc.scenario, tc.variant); got != tc.want {
+			t.Errorf("Pattern(%q, %q, %q) = %q, want %q", tc.prefix, tc.scenario, tc.variant, got, tc.want)
+		}
+	}
+}
+
+func TestFinished(t *testing.T) {
+	dir := t.TempDir()
+	test := "TestScenarios/Race/naive/checkthenact"
+	f := Finished{Backend: SQLite, Scenario: ScenarioInfo{Name: "Race", Short: "Race"}, Variant: "naive/checkthenact",
+		Mistake: "check, then act", Cell: &Cell{Pass: false, Detail: "balance 1000, want 500", Transcript: "A1: SELECT\n"}}
+	if err := WriteFinished(dir, test, f); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFinished(dir, "TestScenarios/Race/naive/check"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadFinished(another test) error = %v, want fs.ErrNotExist", err)
+	}
+	got, err := ReadFinished(dir, test)
+	if err != nil || got.Cell.Transcript != f.Cell.Transcript || got.Variant != f.Variant {
+		t.Fatalf("ReadFinished(WriteFinished(f)) = %+v, %v; want f", got, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("WriteFinished left %d files, want 1 (no temporary file)", len(entries))
+	}
+	rep := New([]ScenarioInfo{{Name: "Duplicate", Short: "Dup"}}, []VariantResults{{Name: "correct"}})
+	rep.Add(got)
+	if c := rep.Cell("naive/checkthenact", "Race"); c == nil || c.Pass {
+		t.Errorf("Add(a cell of a new row and column): Cell = %+v, want the failing cell", c)
+	}
+	if len(rep.Scenarios) != 2 || len(rep.Variants) != 2 || rep.Variants[1].Mistake != f.Mistake {
+		t.Errorf("Add(a cell of a new row and column) = %d columns, %d rows; want 2, 2 with its mistake", len(rep.Scenarios), len(rep.Variants))
+	}
+	rep.Add(got)
+	if len(rep.Scenarios) != 2 || len(rep.Variants) != 2 {
+		t.Errorf("Add(the same cell again) = %d columns, %d rows; want 2, 2", len(rep.Scenarios), len(rep.Variants))
 	}
 }
