@@ -23,14 +23,16 @@ import (
 
 // The browser tests drive the workshop page in Debian's headless Chromium,
 // as a room would use it: they load the matrix, open a cell, play a race by
-// clicking, undo, and try every branch of correct. Without chromium they
-// skip with one line; with IDEMLAB_BROWSER=1 (as CI sets it) a missing
-// chromium fails them instead, so that CI cannot pass by skipping.
+// clicking, undo, and try every branch of correct. They are opt-in, like
+// the PostgreSQL suite: they run with IDEMLAB_BROWSER=1 (as CI sets it),
+// where a missing chromium fails them, so that CI cannot pass by skipping,
+// and otherwise skip with one line. Starting a browser four times costs
+// half a minute, which go test ./... should not spend on every run.
 //
 // -web.screenshots=DIR (relative to the module root) saves the matrix and a
 // stepped race at 1280×720; the README's pictures are regenerated with
 //
-//	go test ./cmd/lab -run 'TestBrowser(Matrix|Stepper|Backends)$' -count=1 -web.full -web.screenshots=docs
+//	IDEMLAB_BROWSER=1 go test ./cmd/lab -run 'TestBrowser(Matrix|Stepper|Backends)$' -count=1 -web.full -web.screenshots=docs
 
 var (
 	screenshots = flag.String("web.screenshots", "", "save the browser tests' screenshots (1280×720 PNG) into `dir`")
@@ -51,10 +53,14 @@ var browserFlags = []chromedp.ExecAllocatorOption{
 	chromedp.WindowSize(1280, 720),
 }
 
-// chromium returns the browser's path, or skips the test (fails it with
-// IDEMLAB_BROWSER=1). Tests call it first, before anything slow.
+// chromium returns the browser's path, skips the test without
+// IDEMLAB_BROWSER=1, and fails it when the variable is set but chromium is
+// missing. Tests call it first, before anything slow.
 func chromium(t *testing.T) string {
 	t.Helper()
+	if os.Getenv("IDEMLAB_BROWSER") != "1" {
+		t.Skip("the browser tests are opt-in: IDEMLAB_BROWSER=1 go test ./cmd/lab -run TestBrowser (needs apt-get install -y chromium)")
+	}
 	path := ""
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(name); err == nil {
@@ -63,10 +69,7 @@ func chromium(t *testing.T) string {
 		}
 	}
 	if path == "" {
-		if os.Getenv("IDEMLAB_BROWSER") == "1" {
-			t.Fatal("IDEMLAB_BROWSER=1 but chromium is not installed: apt-get install -y chromium")
-		}
-		t.Skip("chromium not installed (apt-get install -y chromium); IDEMLAB_BROWSER=1 turns this skip into a failure")
+		t.Fatal("IDEMLAB_BROWSER=1 but chromium is not installed: apt-get install -y chromium")
 	}
 	return path
 }
