@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -12,9 +13,14 @@ import (
 	"strings"
 )
 
-// benchLine matches one result of BenchmarkProcess (correct/bench_test.go):
-// its durability, load and deliverers, and the events/s it reported.
-var benchLine = regexp.MustCompile(`^BenchmarkProcess/([\w-]+)/(\w+)/deliverers=(\d+)(?:-\d+)?\s+\d+\s+[\d.]+ ns/op\s+([\d.]+) events/s`)
+// benchLine matches one result of BenchmarkProcess or BenchmarkPostgres
+// (correct/bench_test.go): its durability (a journal mode and synchronous
+// setting, or a PostgreSQL isolation level: pg-rc, pg-rr, pg-ser), load and
+// deliverers, then the metrics it reported.
+var benchLine = regexp.MustCompile(`^Benchmark(?:Process|Postgres)/([\w-]+)/(\w+)/deliverers=(\d+)(?:-\d+)?\s+\d+\s+[\d.]+ ns/op(.*)$`)
+
+// benchMetric matches one "value unit" pair of a result's metrics.
+var benchMetric = regexp.MustCompile(`([\d.]+) ([\w/]+)`)
 
 // benchKey names one measurement.
 type benchKey struct {
@@ -22,10 +28,12 @@ type benchKey struct {
 	deliverers       int
 }
 
-// parseBench reads go test -bench's output into events/s per measurement,
-// keeping the durabilities and deliverer counts in the order they came.
-func parseBench(out []byte) (rates map[benchKey]float64, durabilities []string, deliverers []int) {
-	rates = map[benchKey]float64{}
+// parseBench reads go test -bench's output into the metrics of each
+// measurement ("events/s", and on PostgreSQL "retries/1000", "busy/1000",
+// "errors/1000"), keeping the durabilities and deliverer counts in the
+// order they came.
+func parseBench(out []byte) (metrics map[benchKey]map[string]float64, durabilities []string, deliverers []int) {
+	metrics = map[benchKey]map[string]float64{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		m := benchLine.FindStringSubmatch(sc.Text())
@@ -33,8 +41,15 @@ func parseBench(out []byte) (rates map[benchKey]float64, durabilities []string, 
 			continue
 		}
 		n, _ := strconv.Atoi(m[3])
-		rate, _ := strconv.ParseFloat(m[4], 64)
-		rates[benchKey{m[1], m[2], n}] = rate
+		values := map[string]float64{}
+		for _, pair := range benchMetric.FindAllStringSubmatch(m[4], -1) {
+			v, _ := strconv.ParseFloat(pair[1], 64)
+			values[pair[2]] = v
+		}
+		if _, ok := values["events/s"]; !ok {
+			continue
+		}
+		metrics[benchKey{m[1], m[2], n}] = values
 		if !slices.Contains(durabilities, m[1]) {
 			durabilities = append(durabilities, m[1])
 		}
@@ -42,44 +57,64 @@ func parseBench(out []byte) (rates map[benchKey]float64, durabilities []string, 
 			deliverers = append(deliverers, n)
 		}
 	}
-	return rates, durabilities, deliverers
+	return metrics, durabilities, deliverers
 }
 
 // renderBench prints the cost of idempotency as ratios to the bare
 // baseline measured in the same run: distinct events (the inbox row and
 // the key check added to every credit) and repeats (a duplicate answered
-// from the inbox, with nothing to write).
-func renderBench(rates map[benchKey]float64, durabilities []string, deliverers []int) string {
+// from the inbox, with nothing to write). On PostgreSQL it adds, for the
+// distinct events, the serialization failures retried and the deliveries
+// answered busy or failed, per 1,000.
+func renderBench(metrics map[benchKey]map[string]float64, durabilities []string, deliverers []int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-12s %10s %14s %16s %14s\n", "durability", "deliverers", "bare events/s", "distinct × bare", "repeat × bare")
+	fmt.Fprintf(&b, "%-12s %10s %14s %16s %14s", "durability", "deliverers", "bare events/s", "distinct × bare", "repeat × bare")
+	postgres := slices.ContainsFunc(durabilities, func(d string) bool { return strings.HasPrefix(d, "pg-") })
+	if postgres {
+		fmt.Fprintf(&b, " %9s %7s %7s", "retry/1k", "busy/1k", "fail/1k")
+	}
+	b.WriteString("\n")
 	for _, d := range durabilities {
 		for _, n := range deliverers {
-			base := rates[benchKey{d, "bare", n}]
+			base := metrics[benchKey{d, "bare", n}]["events/s"]
 			ratio := func(load string) string {
-				r, ok := rates[benchKey{d, load, n}]
+				r, ok := metrics[benchKey{d, load, n}]
 				if !ok || base == 0 {
 					return "-"
 				}
-				return fmt.Sprintf("%.2f", r/base)
+				return fmt.Sprintf("%.2f", r["events/s"]/base)
 			}
-			fmt.Fprintf(&b, "%-12s %10d %14.0f %16s %14s\n", d, n, base, ratio("distinct"), ratio("repeat"))
+			fmt.Fprintf(&b, "%-12s %10d %14.0f %16s %14s", d, n, base, ratio("distinct"), ratio("repeat"))
+			if distinct, ok := metrics[benchKey{d, "distinct", n}]; ok && strings.HasPrefix(d, "pg-") {
+				fmt.Fprintf(&b, " %9.0f %7.0f %7.0f", distinct["retries/1000"], distinct["busy/1000"], distinct["errors/1000"])
+			}
+			b.WriteString("\n")
 		}
 	}
 	b.WriteString("\nbare: the same credit and a row, in one transaction, without the inbox key.\n" +
 		"each ratio compares two measurements of this run; compare runs with benchstat:\n" +
 		"  go test ./correct -run '^$' -bench BenchmarkProcess -count 6 > new.txt\n" +
 		"  go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da old.txt new.txt\n")
+	if postgres {
+		b.WriteString("pg-*: PostgreSQL (IDEMLAB_PG) at each isolation level, 16 accounts, at most 32\n" +
+			"connections; retry/busy/fail per 1,000 distinct events (see BenchmarkPostgres).\n")
+	}
 	return b.String()
 }
 
-// cmdBench runs BenchmarkProcess and prints its figures as ratios.
+// cmdBench runs BenchmarkProcess (and BenchmarkPostgres, with IDEMLAB_PG
+// set) and prints its figures as ratios.
 func cmdBench(stdout, stderr io.Writer) error {
 	root, err := moduleRoot()
 	if err != nil {
 		return err
 	}
-	args := []string{"test", "./correct", "-run", "^$", "-bench", "BenchmarkProcess", "-benchtime", "1s"}
-	fmt.Fprintf(stderr, "running (about a minute): go %s\n", strings.Join(args, " "))
+	bench, about := "BenchmarkProcess", "about a minute"
+	if os.Getenv("IDEMLAB_PG") != "" {
+		bench, about = "BenchmarkProcess|BenchmarkPostgres", "about two minutes, PostgreSQL included"
+	}
+	args := []string{"test", "./correct", "-run", "^$", "-bench", bench, "-benchtime", "1s"}
+	fmt.Fprintf(stderr, "running (%s): go %s\n", about, strings.Join(args, " "))
 	cmd := exec.Command("go", args...)
 	cmd.Dir = root
 	out, err := cmd.CombinedOutput()
@@ -87,11 +122,11 @@ func cmdBench(stdout, stderr io.Writer) error {
 		stderr.Write(out)
 		return fmt.Errorf("the benchmarks failed: %v", err)
 	}
-	rates, durabilities, deliverers := parseBench(out)
-	if len(rates) == 0 {
+	metrics, durabilities, deliverers := parseBench(out)
+	if len(metrics) == 0 {
 		stderr.Write(out)
 		return fmt.Errorf("the benchmarks reported no events/s")
 	}
-	_, err = io.WriteString(stdout, renderBench(rates, durabilities, deliverers))
+	_, err = io.WriteString(stdout, renderBench(metrics, durabilities, deliverers))
 	return err
 }

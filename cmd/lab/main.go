@@ -82,7 +82,9 @@ subcommands:
   diff       show a naive variant's code against correct/ (git diff --no-index)
   bench      measure what idempotency costs: correct's events/s as ratios to
              the same work without the inbox, in three durability settings,
-             for 1, 8 and 64 deliverers, distinct events and repeats
+             for 1, 8 and 64 deliverers, distinct events and repeats; with
+             IDEMLAB_PG set, also on PostgreSQL at each isolation level, with
+             its retries and busy answers per 1,000 events
   web        serve the workshop page on localhost at once: the matrix as
              tabs (SQLite; PostgreSQL's three levels, live with IDEMLAB_PG,
              else their golden files' verdicts, labelled recorded), filled

@@ -379,7 +379,32 @@ PASS
 		t.Fatalf("parseBench = %v, %v, %v, want 3 rates of WAL-FULL with 1 deliverer", rates, ds, ns)
 	}
 	got := renderBench(rates, ds, ns)
-	if !strings.Contains(got, "WAL-FULL              1            100             0.80           2.50") {
+	if !strings.Contains(got, "WAL-FULL              1            100             0.80           2.50\n") {
 		t.Errorf("renderBench = %q, want the ratios 0.80 and 2.50 to the bare 100 events/s", got)
+	}
+	if strings.Contains(got, "retry/1k") {
+		t.Errorf("renderBench(SQLite only) = %q, want no PostgreSQL columns", got)
+	}
+}
+
+// TestRenderBenchPostgres reads BenchmarkPostgres's lines, whose metrics
+// go test prints in alphabetical order, and shows the retries, busy
+// answers and failures beside the ratios.
+func TestRenderBenchPostgres(t *testing.T) {
+	out := []byte(`BenchmarkPostgres/pg-ser/bare/deliverers=64-2         	    1000	   2307780 ns/op	        57.00 busy/1000	         0 errors/1000	       400.0 events/s	       770.0 retries/1000
+BenchmarkPostgres/pg-ser/distinct/deliverers=64-2     	    1000	   2387718 ns/op	        51.00 busy/1000	         2.000 errors/1000	       300.0 events/s	       733.0 retries/1000
+`)
+	metrics, ds, ns := parseBench(out)
+	if len(metrics) != 2 || !slices.Equal(ds, []string{"pg-ser"}) || !slices.Equal(ns, []int{64}) {
+		t.Fatalf("parseBench = %v, %v, %v, want 2 measurements of pg-ser with 64 deliverers", metrics, ds, ns)
+	}
+	got := renderBench(metrics, ds, ns)
+	if !strings.Contains(got, "pg-ser               64            400             0.75              -       733      51       2\n") {
+		t.Errorf("renderBench = %q, want the ratio 0.75 and 733 retries, 51 busy, 2 failed per 1,000", got)
+	}
+	for _, line := range strings.Split(got, "\n") {
+		if n := utf8.RuneCountInString(line); n > 100 {
+			t.Errorf("renderBench line %q is %d columns, want at most 100", line, n)
+		}
 	}
 }
