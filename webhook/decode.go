@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -28,8 +29,10 @@ type Body struct {
 	Amount    int64
 }
 
-// errMalformed is the kind of every error DecodeBody returns: answer 400.
-var errMalformed = errors.New("malformed body")
+// ErrMalformed is the kind of every error DecodeBody returns: answer 400.
+// It is exported so that a caller (and FuzzDecodeBody) can tell a refused
+// body from any other failure with errors.Is.
+var ErrMalformed = errors.New("malformed body")
 
 // DecodeBody reads one JSON object, strictly. encoding/json alone would
 // accept what a webhook receiver should refuse: field names in any case
@@ -40,13 +43,23 @@ var errMalformed = errors.New("malformed body")
 // account_id and amount whole numbers that fit in an int64 (not 2.5, not
 // 1e3, not "500"), event_id and source strings, nothing after the closing
 // brace. Range checks (positive, below the caps) are lab.Event.Validate's.
+//
+// Valid UTF-8 includes the escapes: encoding/json turns half a surrogate
+// pair, "\ud800", into U+FFFD as silently as it does a stray byte, so an
+// escape of a surrogate without its other half is refused too: RFC 8259
+// §8.2 allows one in a string ("\uDEAD") and calls what software does with
+// it unpredictable. FuzzDecodeBody found it: an event_id "\ud800" was read
+// as "\ufffd", equal to a webhook-id that is U+FFFD.
 func DecodeBody(data []byte) (Body, error) {
 	var b Body
 	fail := func(format string, args ...any) (Body, error) {
-		return Body{}, fmt.Errorf("%w: %s", errMalformed, fmt.Sprintf(format, args...))
+		return Body{}, fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
 	}
 	if !utf8.Valid(data) {
 		return fail("not valid UTF-8")
+	}
+	if at := loneSurrogate(data); at >= 0 {
+		return fail("%s at byte %d is half of a surrogate pair", data[at:at+6], at)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -129,4 +142,39 @@ func describe(tok any) string {
 		return "an object"
 	}
 	return fmt.Sprintf("%T", tok)
+}
+
+// loneSurrogate returns the offset of the first \u escape in data that
+// names half of a UTF-16 surrogate pair without the other half right after
+// it, or -1. It reads escapes in order, so "\\ud800" (a backslash, then
+// the letters) is none; a backslash outside a string is the tokenizer's to
+// refuse.
+func loneSurrogate(data []byte) int {
+	hex4 := func(i int) (rune, bool) { // the escape \uXXXX starting at data[i]
+		if i+6 > len(data) || data[i] != '\\' || data[i+1] != 'u' {
+			return 0, false
+		}
+		n, err := strconv.ParseUint(string(data[i+2:i+6]), 16, 16)
+		return rune(n), err == nil
+	}
+	for i := 0; i < len(data); i++ {
+		if data[i] != '\\' {
+			continue
+		}
+		r, ok := hex4(i)
+		switch {
+		case !ok:
+			i++ // another escape: skip the character it escapes
+		case utf16.IsSurrogate(r) && r >= 0xDC00: // a low half first
+			return i
+		case utf16.IsSurrogate(r):
+			if lo, ok := hex4(i + 6); !ok || lo < 0xDC00 || lo > 0xDFFF {
+				return i
+			}
+			i += 11
+		default:
+			i += 5
+		}
+	}
+	return -1
 }
