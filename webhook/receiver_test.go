@@ -215,8 +215,6 @@ func TestRefusedBeforeProcessing(t *testing.T) {
 	})
 }
 
-// TestMalformedBodies sends signed bodies that DecodeBody must refuse:
-// 400, and the processor never runs.
 // TestCharsetNames accepts UTF-8 however its name is spelled: charset names
 // are case-insensitive (RFC 9110 §8.3.2). A receiver that compared them as
 // written answered 415 to "Utf-8".
@@ -234,6 +232,8 @@ func TestCharsetNames(t *testing.T) {
 	})
 }
 
+// TestMalformedBodies sends signed bodies that DecodeBody must refuse:
+// 400, and the processor never runs.
 func TestMalformedBodies(t *testing.T) {
 	bodies := []string{
 		``,
