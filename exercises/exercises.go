@@ -287,25 +287,32 @@ const noTestsToRun = "\ntesting: warning: no tests to run\n"
 // transcriptLines and failureLines cap the story Render tells in full.
 const transcriptLines, failureLines = 40, 8
 
+// StoryWidth is the widest line of a story Render writes: go test indents
+// a failure's lines by 8, and the whole must fit report.Width.
+const StoryWidth = report.Width - 8
+
 // Render writes a check's failures as a student reads them: a line per
 // broken guarantee with its first piece of evidence, then the first one
 // (or the one named by show) in full, its transcript capped at a screen,
-// and the command that shows another. pkg names the package checked.
+// and the command that shows another. pkg names the package checked. Its
+// lines fit StoryWidth: long ones wrap under their own start, and a
+// transcript, rendered to labtest.TranscriptWidth, is indented by 2.
 func Render(pkg string, failures []Failure, show string) string {
 	var b strings.Builder
+	wrap := func(s string, indent int) { b.WriteString(report.WrapWidth(s, indent, StoryWidth)) }
 	fmt.Fprintf(&b, "%s breaks %s:\n", pkg, count(len(failures), "guarantee", "guarantees"))
 	width := 0
 	for _, f := range failures {
 		width = max(width, len(f.Guarantee))
 	}
 	for _, f := range failures {
-		fmt.Fprintf(&b, "  ✗ %-*s  %s\n", width, f.Guarantee, f.Shows)
+		wrap(fmt.Sprintf("  ✗ %-*s  %s", width, f.Guarantee, f.Shows), width+6)
 		if len(f.Lines) > 0 {
 			more := ""
 			if n := len(f.Lines) - 1; n > 0 {
 				more = fmt.Sprintf(" (and %d more)", n)
 			}
-			fmt.Fprintf(&b, "    %*s  %s%s\n", width, "", f.Lines[0], more)
+			wrap(fmt.Sprintf("    %*s  %s%s", width, "", f.Lines[0], more), width+6)
 		}
 	}
 	full := failures[0]
@@ -318,9 +325,10 @@ func Render(pkg string, failures []Failure, show string) string {
 	fmt.Fprintf(&b, "\n%s, in full:\n", full.Guarantee)
 	// The transcript notes each failure where it happened ("FAIL: …"): a
 	// failure it tells is not listed again.
+	noted := failNotes(full.Transcript)
 	var told []string
 	for _, l := range full.Lines {
-		if !strings.Contains(full.Transcript, "FAIL: "+l+"\n") {
+		if !noted[strings.Join(strings.Fields(l), " ")] {
 			told = append(told, l)
 		}
 	}
@@ -328,7 +336,7 @@ func Render(pkg string, failures []Failure, show string) string {
 		told = append(told[:failureLines], fmt.Sprintf("… %d more", len(told)-failureLines))
 	}
 	for _, l := range told {
-		fmt.Fprintf(&b, "  %s\n", l)
+		wrap("  "+l, 4)
 	}
 	if full.Transcript != "" {
 		lines := strings.Split(strings.TrimRight(full.Transcript, "\n"), "\n")
@@ -341,7 +349,7 @@ func Render(pkg string, failures []Failure, show string) string {
 			fmt.Fprintf(&b, "  %s\n", l)
 		}
 		if len(shown) < len(lines) {
-			fmt.Fprintf(&b, "  … %d more lines: go test ./%s -exercise -exercise.show=%s\n", len(lines)-len(shown), strings.TrimPrefix(pkg, "./"), full.Guarantee)
+			fmt.Fprintf(&b, "  … %d more lines:\n    go test ./%s -exercise -exercise.show=%s\n", len(lines)-len(shown), strings.TrimPrefix(pkg, "./"), full.Guarantee)
 		}
 	}
 	other := full.Guarantee
@@ -349,9 +357,35 @@ func Render(pkg string, failures []Failure, show string) string {
 		other = failures[1].Guarantee
 	}
 	if len(failures) > 1 {
-		fmt.Fprintf(&b, "\nsee another in full: go test ./%s -exercise -exercise.show=%s", strings.TrimPrefix(pkg, "./"), other)
+		fmt.Fprintf(&b, "\nsee another in full:\n  go test ./%s -exercise -exercise.show=%s", strings.TrimPrefix(pkg, "./"), other)
 	}
 	return b.String()
+}
+
+// failNotes returns the failures a transcript notes, "FAIL: …" with the
+// lines it wraps onto (indented), whitespace collapsed.
+func failNotes(transcript string) map[string]bool {
+	notes := map[string]bool{}
+	var note []string
+	flush := func() {
+		if note != nil {
+			notes[strings.Join(strings.Fields(strings.Join(note, " ")), " ")] = true
+		}
+		note = nil
+	}
+	for _, l := range strings.Split(transcript, "\n") {
+		switch {
+		case strings.HasPrefix(l, "FAIL: "):
+			flush()
+			note = []string{strings.TrimPrefix(l, "FAIL: ")}
+		case note != nil && strings.HasPrefix(l, " "):
+			note = append(note, l)
+		default:
+			flush()
+		}
+	}
+	flush()
+	return notes
 }
 
 func count(n int, one, many string) string {

@@ -132,7 +132,9 @@ func (r *recorder) readReport(msg string) (summary, reproduce string) {
 	for _, elem := range strings.Split(r.name, "/") {
 		pattern = append(pattern, "^"+regexp.QuoteMeta(elem)+"$")
 	}
-	reproduce = fmt.Sprintf("go test ./scenarios -run '%s' -lab.strict %s", strings.Join(pattern, "/"), m[4])
+	// On two lines, the pattern last, so that the command fits a transcript
+	// and still pastes whole into a shell.
+	reproduce = fmt.Sprintf("go test ./scenarios -lab.strict %s \\\n    -run '%s'", m[4], strings.Join(pattern, "/"))
 	if !Shrinking() {
 		return fmt.Sprintf("%s (not shrunk: the replay line shrinks it); %s", held, m[3]), reproduce
 	}
@@ -158,7 +160,7 @@ func Shrinking() bool {
 // evidence is what the cell's transcript shows of rapid's report: the
 // shrunk story once, with the draws that make it, and how to replay it.
 func (r *recorder) evidence() string {
-	return fmt.Sprintf("rapid: %s\nreplay it: %s\n%s", r.summary, r.reproduce, strings.TrimRight(r.log.String(), "\n"))
+	return fmt.Sprintf("rapid: %s\nreplay it:\n  %s\n%s", r.summary, r.reproduce, strings.TrimRight(r.log.String(), "\n"))
 }
 func (r *recorder) Fatal(args ...any)                 { r.Error(args...); r.FailNow() }
 func (r *recorder) Fatalf(format string, args ...any) { r.Errorf(format, args...); r.FailNow() }

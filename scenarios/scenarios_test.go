@@ -307,6 +307,9 @@ var pinnedTranscripts = []string{"Race", "ConflictRace", "Rollback", "LockTimeou
 // writes the file with -update.
 func checkTranscript(t *testing.T, sc labtest.Scenario, v lab.Variant, cell *report.Cell) {
 	path := filepath.Join("testdata", "transcripts", sc.Name, strings.ReplaceAll(v.Name, "/", "_")+".txt")
+	if err := fits(cell.Transcript); err != nil {
+		t.Errorf("%s × %s: the transcript has %v", v.Name, sc.Name, err)
+	}
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)

@@ -44,16 +44,45 @@ var linePrefix = regexp.MustCompile(`^([A-Z]{1,2}|other)(\d*): `)
 var resultGap = regexp.MustCompile(`\s{2,}`)
 
 // ParseTranscript reads a transcript as rendered by the engine (the text
-// go run ./cmd/lab explain prints) into lines.
+// go run ./cmd/lab explain prints) into lines. The engine wraps a line too
+// long for its width (labtest.TranscriptWidth): a statement's text goes on
+// under it, indented by its tag's width ("A1: "), and its result, when too
+// long for the result column, on lines indented further; a remark goes on
+// under a hanging indent of 4. Each continuation is joined back to its
+// line with a space, which is where the engine broke it.
 func ParseTranscript(text string) []report.Line {
 	var out []report.Line
+	// open is the line continuation lines extend: its index in out, the
+	// indentation of its text's continuations, and whether it is a
+	// session's line (whose continuations may carry its result).
+	open, indent, session := -1, 0, false
 	for _, raw := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
 		if raw == "" {
+			open = -1
 			continue
+		}
+		rest := strings.TrimLeft(raw, " ")
+		k := len(raw) - len(rest)
+		if k > 0 && open >= 0 {
+			l := &out[open]
+			switch {
+			case session && k == indent && l.Result == "":
+				more, result := splitResult(rest)
+				l.Text += " " + more
+				l.Result = result
+				continue
+			case session && k > indent:
+				l.Result = strings.TrimSpace(l.Result + " " + rest)
+				continue
+			case !session && k == indent:
+				l.Text += " " + rest
+				continue
+			}
 		}
 		m := linePrefix.FindStringSubmatch(raw)
 		if m == nil {
 			out = append(out, report.Line{Text: raw})
+			open, indent, session = len(out)-1, k+4, false
 			continue
 		}
 		l := report.Line{Session: m[1]}
@@ -62,15 +91,19 @@ func ParseTranscript(text string) []report.Line {
 				l.Step = l.Step*10 + int(c-'0')
 			}
 		}
-		rest := raw[len(m[0]):]
-		if loc := resultGap.FindStringIndex(rest); loc != nil {
-			l.Text, l.Result = rest[:loc[0]], rest[loc[1]:]
-		} else {
-			l.Text = rest
-		}
+		l.Text, l.Result = splitResult(raw[len(m[0]):])
 		out = append(out, l)
+		open, indent, session = len(out)-1, len(m[0]), true
 	}
 	return out
+}
+
+// splitResult cuts a line's text from the result padded after it.
+func splitResult(s string) (text, result string) {
+	if loc := resultGap.FindStringIndex(s); loc != nil {
+		return s[:loc[0]], s[loc[1]:]
+	}
+	return s, ""
 }
 
 // LanesOf draws lines as swimlanes.

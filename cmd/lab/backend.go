@@ -126,7 +126,7 @@ func reproduceCell(rep *report.Report, scenario, variant string) string {
 	b := backendNamed(rep.BackendName())
 	pattern := report.Pattern(prefix([]backend{b}), scenario, variant)
 	if b.level == "" {
-		return fmt.Sprintf("the same run as a test: go test ./scenarios -run '%s' -count=1 -lab.strict\n", pattern)
+		return fmt.Sprintf("the same run as a test:\n  go test ./scenarios -count=1 -lab.strict \\\n    -run '%s'\n", pattern)
 	}
 	return fmt.Sprintf("the same run as a test:\n  %s=… go test ./scenarios -count=1 -lab.strict \\\n    -run '%s'\n", envPostgres, pattern)
 }

@@ -232,7 +232,7 @@ func TestRenderExplain(t *testing.T) {
 		"mistake: reads, then writes\n" +
 		"failures:\n  two credits\n  inbox has 1 row\n" +
 		"transcript:\nA: SELECT\nB: SELECT\n" +
-		"the same run as a test: go test ./scenarios -run '^TestScenarios$/^Race$/^naive$/^checkthenact$' -count=1 -lab.strict\n"
+		"the same run as a test:\n  go test ./scenarios -count=1 -lab.strict \\\n    -run '^TestScenarios$/^Race$/^naive$/^checkthenact$'\n"
 	if got != want {
 		t.Errorf("renderExplain(rep, naive/checkthenact, Race) = %q, want %q", got, want)
 	}

@@ -251,12 +251,12 @@ func renderExplain(rep *report.Report, variant, scenario string) (string, error)
 		verdict = "PASS"
 	}
 	fmt.Fprintf(&b, "%s × %s: %s\n", v.Name, s.Name, verdict)
-	fmt.Fprintf(&b, "shows: %s (%s)\n", s.Shows, s.Claims)
+	b.WriteString(report.Wrap(fmt.Sprintf("shows: %s (%s)", s.Shows, s.Claims), 4))
 	if v.Mistake != "" {
-		fmt.Fprintf(&b, "mistake: %s\n", v.Mistake)
+		b.WriteString(report.Wrap("mistake: "+v.Mistake, 4))
 	}
 	if c.Pass {
-		fmt.Fprintf(&b, "detail: %s\n", c.Detail)
+		b.WriteString(report.Wrap("detail: "+c.Detail, 4))
 	} else {
 		failures := c.Failures
 		if len(failures) == 0 {

@@ -270,3 +270,61 @@ func TestFinished(t *testing.T) {
 		t.Errorf("Add(the same cell again) = %d columns, %d rows; want 2, 2", len(rep.Scenarios), len(rep.Variants))
 	}
 }
+
+// widestLines are the widths WidestLine must find, and the wrong ways of
+// measuring it must miss at least one of.
+var widestLines = []struct {
+	in    string
+	width int
+}{
+	{"", 0},
+	{"short\n" + strings.Repeat("x", 101) + "\nshort\n", 101},
+	{strings.Repeat("✓", 100) + "\n", 100},      // 300 bytes, 100 columns
+	{"a\nbb\n" + strings.Repeat("y", 120), 120}, // the widest is the last, with no newline
+	{strings.Repeat("z", 90) + "\n" + "ab", 90},
+}
+
+func TestWidestLine(t *testing.T) {
+	for _, c := range widestLines {
+		if line, got := WidestLine(c.in); got != c.width || utf8.RuneCountInString(line) != c.width {
+			t.Errorf("WidestLine(%.20q…) = %q, %d, want a line of %d", c.in, line, got, c.width)
+		}
+	}
+}
+
+// TestWidestLineRejectsWrongMeasures keeps the plausible wrong measures as
+// cases: counting bytes (✓ is three), looking at the first line only, and
+// ignoring a last line with no newline.
+func TestWidestLineRejectsWrongMeasures(t *testing.T) {
+	wrong := map[string]func(string) int{
+		"bytes": func(s string) int {
+			w := 0
+			for _, l := range strings.Split(s, "\n") {
+				w = max(w, len(l))
+			}
+			return w
+		},
+		"first line": func(s string) int {
+			l, _, _ := strings.Cut(s, "\n")
+			return utf8.RuneCountInString(l)
+		},
+		"whole lines only": func(s string) int {
+			w := 0
+			for _, l := range strings.SplitAfter(s, "\n") {
+				if strings.HasSuffix(l, "\n") {
+					w = max(w, utf8.RuneCountInString(l)-1)
+				}
+			}
+			return w
+		},
+	}
+	for name, measure := range wrong {
+		caught := false
+		for _, c := range widestLines {
+			caught = caught || measure(c.in) != c.width
+		}
+		if !caught {
+			t.Errorf("the cases of TestWidestLine do not tell WidestLine from the wrong measure %q", name)
+		}
+	}
+}
