@@ -27,6 +27,7 @@ func Play(in io.Reader, out io.Writer, t *Tree) error {
 	fmt.Fprint(w, wrap("Choose which delivery takes its next statement: a session waiting for the write lock "+
 		"cannot be chosen; it resumes when the holder's transaction ends.", 0))
 	shown := 0 // transcript lines printed so far
+	told := -1 // the leaf whose end was told last: told once, until a move
 	for {
 		n := t.Nodes[path[len(path)-1]]
 		below := t.Leaves[n.Below].Lines
@@ -39,7 +40,11 @@ func Play(in io.Reader, out io.Writer, t *Tree) error {
 		}
 		shown = n.Lines
 		var ready []string
-		if n.Leaf >= 0 {
+		switch {
+		case n.Leaf >= 0 && told == n.Leaf:
+			// An input that moved nothing: the end was told already.
+		case n.Leaf >= 0:
+			told = n.Leaf
 			visited[n.Leaf] = true
 			leaf := t.Leaves[n.Leaf]
 			if leaf.Held() {
@@ -56,7 +61,7 @@ func Play(in io.Reader, out io.Writer, t *Tree) error {
 			if t.Breaking == 0 && len(visited) == len(t.Leaves) {
 				fmt.Fprint(w, wrap("Every branch tried. "+t.Unbreakable, 0))
 			}
-		} else {
+		default:
 			for _, s := range n.Sessions {
 				switch s.State {
 				case report.Ready:
@@ -86,14 +91,16 @@ func Play(in io.Reader, out io.Writer, t *Tree) error {
 			return nil
 		case in == "U":
 			if len(path) > 1 {
-				path = path[:len(path)-1]
+				path, told = path[:len(path)-1], -1
 			} else {
 				fmt.Fprintln(w, "nothing to undo")
 			}
 		case in == "R":
-			path = path[:1]
+			path, told = path[:1], -1
 		case n.Next[in] > 0:
 			path = append(path, n.Next[in])
+		case n.Leaf >= 0:
+			fmt.Fprintln(w, "the race is over: u to undo, r to restart, q to quit")
 		default:
 			fmt.Fprintf(w, "%q cannot step now; type one of: %s\n", in, strings.Join(choices, ", "))
 		}

@@ -1,8 +1,10 @@
 package workshop
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -56,6 +58,46 @@ func TestPlayShortestBreak(t *testing.T) {
 		if n := utf8.RuneCountInString(line); n > width {
 			t.Errorf("line of %d columns, want at most %d: %q", n, width, line)
 		}
+	}
+}
+
+// afterTheEnd is what the stepper must say when input follows a won level
+// (playedPastTheEnd): the verdict once, then one line per extra input.
+func afterTheEnd(out string) error {
+	if n := strings.Count(out, "level won."); n != 1 {
+		return fmt.Errorf("level won. told %d times, want once", n)
+	}
+	if n := strings.Count(out, "the race is over: u to undo, r to restart, q to quit\n"); n != 3 {
+		return fmt.Errorf("the race is over told %d times, want 3 (x, an empty line, a)", n)
+	}
+	if strings.Contains(out, "cannot step now") {
+		return fmt.Errorf("an input after the end is told it cannot step now, want that the race is over")
+	}
+	return nil
+}
+
+// playedPastTheEnd wins the level, then types x, an empty line and a.
+const playedPastTheEnd = "a\nb\na\nb\na\nb\nx\n\na\nq\n"
+
+// TestPlayAfterTheEnd types past a won level: the verdict is not repeated,
+// each extra input gets one line saying what can be done. The output of
+// the stepper that repeated the verdict on every input is kept as the case
+// the check must reject (testdata/play-reprints-the-end.txt, from
+// playedPastTheEnd).
+func TestPlayAfterTheEnd(t *testing.T) {
+	var out strings.Builder
+	if err := Play(strings.NewReader(playedPastTheEnd), &out, fixture(t).Tree("naive/checkthenact", "Race")); err != nil {
+		t.Fatal(err)
+	}
+	if err := afterTheEnd(out.String()); err != nil {
+		t.Errorf("Play(%q): %v:\n%s", playedPastTheEnd, err, out.String())
+	}
+	old, err := os.ReadFile("testdata/play-reprints-the-end.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if afterTheEnd(string(old)) == nil {
+		t.Errorf("afterTheEnd accepts the stepper that repeats the verdict on every input")
 	}
 }
 
