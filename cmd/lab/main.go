@@ -60,7 +60,7 @@ usage:
   go run ./cmd/lab [-backend=B] permutations VARIANT
   go run ./cmd/lab diff VARIANT
   go run ./cmd/lab bench
-  go run ./cmd/lab web [-addr 127.0.0.1:8080]
+  go run ./cmd/lab web [-addr 127.0.0.1:8090]
   go run ./cmd/lab step VARIANT SCENARIO
   go run ./cmd/lab help
 

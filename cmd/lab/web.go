@@ -28,6 +28,11 @@ import (
 // of every schedule of each race (TestStepper) — because a scheduled run
 // needs a testing/synctest bubble, which only a test has.
 
+// webAddr is where the page is served unless -addr says otherwise: on
+// localhost, and not on the demo receiver's port (8080, cmd/receiver), so
+// that a workshop can run both at once.
+const webAddr = "127.0.0.1:8090"
+
 // stepperTest is the test in ./scenarios that exports the stepper's trees.
 const stepperTest = "TestStepper"
 
@@ -41,9 +46,9 @@ const stepperTest = "TestStepper"
 func cmdWeb(stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("web", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	addr := fs.String("addr", "127.0.0.1:8080", "the address to serve on; keep it on localhost unless the room needs it")
+	addr := fs.String("addr", webAddr, "the address to serve on; keep it on localhost unless the room needs it")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		return usagef("web takes only -addr: go run ./cmd/lab web [-addr 127.0.0.1:8080]")
+		return usagef("web takes only -addr: go run ./cmd/lab web [-addr %s]", webAddr)
 	}
 	root, err := moduleRoot()
 	if err != nil {
@@ -65,7 +70,8 @@ func cmdWeb(stdout, stderr io.Writer, args []string) error {
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
-		return fmt.Errorf("%v: another server on that port? try -addr 127.0.0.1:0 for a free one", err)
+		return fmt.Errorf("%w\nanother server on that port? pick another with -addr 127.0.0.1:PORT,\n"+
+			"or -addr 127.0.0.1:0 for a free one", err)
 	}
 	srv := newServer(h)
 	fmt.Fprintf(stdout, "serving the workshop on http://%s/ (the stepper: http://%s/step); Ctrl-C stops it\n", ln.Addr(), ln.Addr())

@@ -25,7 +25,7 @@ import (
 )
 
 func main() {
-	url := flag.String("url", "http://127.0.0.1:8080", "the receiver's base `URL`")
+	url := flag.String("url", "http://"+demo.ReceiverAddr, "the receiver's base `URL`")
 	source := flag.String("source", "provider-a", "the `provider` to send as (its secret signs)")
 	id := flag.String("id", "evt-1", "the event `id` (webhook-id)")
 	account := flag.Int64("account", 1, "the `account` to credit")

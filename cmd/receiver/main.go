@@ -26,7 +26,7 @@ import (
 )
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:8080", "`address` to listen on")
+	addr := flag.String("addr", demo.ReceiverAddr, "`address` to listen on")
 	path := flag.String("db", filepath.Join(os.TempDir(), "idemlab-demo.db"), "database `file`, created when missing")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: receiver [-addr host:port] [-db file] VARIANT\n")
@@ -55,7 +55,8 @@ func run(name, addr, path string) error {
 	defer s.Close()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w\nanother server on that port? pick another with -addr host:port\n"+
+			"and send to it with go run ./cmd/provider -url http://host:port", err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

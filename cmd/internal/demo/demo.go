@@ -192,6 +192,12 @@ func (r *statusRecorder) WriteHeader(code int) {
 	r.ResponseWriter.WriteHeader(code)
 }
 
+// ReceiverAddr is where cmd/receiver listens unless -addr says otherwise,
+// and so where cmd/provider sends: go run ./cmd/lab web serves the page on
+// another port (8090), so that a workshop can run the demo and the page at
+// once.
+const ReceiverAddr = "127.0.0.1:8080"
+
 // Provider returns a sender for source to the receiver at base
 // ("http://127.0.0.1:8080").
 func Provider(base, source string) (*webhook.Provider, error) {
