@@ -388,6 +388,10 @@ func failNotes(transcript string) map[string]bool {
 	return notes
 }
 
+// count writes n with its noun, one or many: "1 guarantee", "11
+// guarantees". lab/labtest and cmd/lab have the same (this package needs
+// it unexported, and a shared package for one function is not worth it);
+// TestCount in each holds them to the same cases.
 func count(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one

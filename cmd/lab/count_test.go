@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+	"testing"
+)
+
+// countCases are the same in lab/labtest, exercises and cmd/lab, whose
+// count functions must agree: the singular for 1 alone, and an irregular
+// plural as given ("deliveries", not "deliverys").
+var countCases = []struct {
+	n         int
+	one, many string
+	want      string
+}{
+	{0, "guarantee", "guarantees", "0 guarantees"},
+	{1, "guarantee", "guarantees", "1 guarantee"},
+	{2, "interleaving", "interleavings", "2 interleavings"},
+	{1, "delivery", "deliveries", "1 delivery"},
+	{20, "delivery", "deliveries", "20 deliveries"},
+	{-1, "error", "errors", "-1 errors"},
+}
+
+func TestCount(t *testing.T) {
+	for _, c := range countCases {
+		if got := count(c.n, c.one, c.many); got != c.want {
+			t.Errorf("count(%d, %q, %q) = %q, want %q", c.n, c.one, c.many, got, c.want)
+		}
+	}
+}
+
+// TestCountRejectsNounPlusS keeps the count cmd/lab had, which made a
+// plural by adding "s": the cases must tell it apart.
+func TestCountRejectsNounPlusS(t *testing.T) {
+	plusS := func(n int, noun string) string {
+		if n == 1 {
+			return "1 " + noun
+		}
+		return fmt.Sprintf("%d %ss", n, noun)
+	}
+	for _, c := range countCases {
+		if plusS(c.n, c.one) != c.want {
+			return
+		}
+	}
+	t.Errorf("countCases do not tell count from a noun-plus-s plural")
+}
