@@ -15,7 +15,7 @@ import (
 // fails.
 func Concurrent(r *labtest.Run) {
 	for _, shape := range []struct{ deliveries, goroutines int }{{20, 8}, {64, 8}} {
-		db := r.Open()
+		db := r.OpenScheduled()
 		answers := db.Concurrently(spread(copies(credit("evt-3", 500), shape.deliveries), shape.goroutines)...)
 		r.WantBalance(db, 1, 500)
 		r.WantCounts(answers, 1, shape.deliveries-1, 0)

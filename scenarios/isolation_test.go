@@ -334,7 +334,7 @@ func runKit(t *testing.T, c isoCase, srv *labtest.Server, level lab.Isolation, p
 	t.Helper()
 	plan := kitSchedule(perm, check)
 	r := labtest.NewPostgresRun(t, c.variant, srv, level)
-	db := r.Open()
+	db := r.OpenScheduled()
 	for _, f := range c.faults {
 		db.Inject(f)
 	}

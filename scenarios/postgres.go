@@ -82,7 +82,11 @@ func DistinctRace(r *labtest.Run) {
 // flight elsewhere): the handler's INSERT waits for that transaction until
 // the server's lock_timeout ends it with 55P03. The answer must be busy —
 // the other delivery may still roll back — never duplicate. Once the other
-// transaction is gone, the redelivery applies.
+// transaction is gone, the redelivery applies. Here the timeout is the
+// scenario, so the database is opened with Open and keeps the variant's
+// lock_timeout; the scheduled scenarios open theirs without it
+// (labtest.Run.OpenScheduled), so that none of their verdicts depends on
+// how long a wait took.
 func RowLockTimeout(r *labtest.Run) {
 	db := r.Open()
 	e := credit("evt-4", 500)

@@ -65,6 +65,24 @@ func (r *Run) Open(accounts ...Account) *DB {
 	return r.open(false, accounts)
 }
 
+// OpenScheduled is Open for a database whose deliveries the scheduler runs
+// (Concurrently, Interleave, Interleavings). On SQLite it is Open: a
+// waiting session retries on the bubble's fake clock, which the scheduler
+// moves. On PostgreSQL a waiting session waits in real time, and the
+// variant's lock_timeout and statement_timeout (which count a lock wait)
+// would end a wait that ran longer than they allow, turning it into busy
+// on a slow enough machine: a verdict decided by a timing. So its
+// connections run with lock_timeout = 0 and statement_timeout = 0 (no
+// limit), and a scheduled wait ends only when the scheduler steps the
+// session that holds the lock to its COMMIT or ROLLBACK, or when the
+// server's deadlock detector ends a cycle of waits (40P01). Where the
+// timeout is the scenario (LockTimeout) the database is opened with Open
+// and keeps the variant's own.
+func (r *Run) OpenScheduled(accounts ...Account) *DB {
+	r.tb.Helper()
+	return r.openMode(false, true, accounts)
+}
+
 // OpenWAL is Open with the database file in write-ahead-log mode, which
 // changes how commits reach the file and how a crash is recovered from. The
 // mode is a property of the file, set once at setup; the variant's DSN is
@@ -75,6 +93,12 @@ func (r *Run) OpenWAL(accounts ...Account) *DB {
 }
 
 func (r *Run) open(wal bool, accounts []Account) *DB {
+	return r.openMode(wal, false, accounts)
+}
+
+// openMode is open, on PostgreSQL without the variant's timeouts when
+// untimed (see OpenScheduled).
+func (r *Run) openMode(wal, untimed bool, accounts []Account) *DB {
 	r.tb.Helper()
 	if len(accounts) == 0 {
 		accounts = []Account{{ID: 1}}
@@ -83,7 +107,7 @@ func (r *Run) open(wal bool, accounts []Account) *DB {
 		if wal {
 			r.tb.Fatalf("OpenWAL: write-ahead-log mode is SQLite's; PostgreSQL always logs ahead")
 		}
-		return r.openPostgres(accounts)
+		return r.openPostgres(accounts, untimed)
 	}
 	r.dbs++
 	path := filepath.Join(r.tempDir(), fmt.Sprintf("lab%d.db", r.dbs))

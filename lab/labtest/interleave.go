@@ -42,7 +42,7 @@ func (r *Run) Interleavings(accounts []Account, sessions [][]lab.Event, want fun
 	var explore func(plan []string)
 	explore = func(plan []string) {
 		c := r.child()
-		db := c.Open(accounts...)
+		db := c.OpenScheduled(accounts...)
 		for _, f := range faults {
 			db.Inject(f)
 		}

@@ -42,7 +42,9 @@ import (
 // anything took. Timeouts are the server's (lock_timeout, statement_timeout,
 // from the variant's DSN), never a cancelled context: pgx answers a
 // cancelled context by closing the connection, which would change what the
-// test observes.
+// test observes. A database whose deliveries the scheduler runs is opened
+// without them (OpenScheduled), so that no scheduled wait can end by a
+// timer on a slow machine: it ends when the scheduler steps its holder.
 
 // EnvPostgres names the environment variable that points the lab at a
 // PostgreSQL server, as a pgx connection string for a database the lab may
@@ -223,9 +225,12 @@ func RunPostgresCell(t *testing.T, sc Scenario, v lab.Variant, srv *Server, leve
 type pgDB struct {
 	srv    *Server
 	schema string
-	seed   string // the accounts it was set up with
-	mu     sync.Mutex
-	pids   []uint32
+	seed   string // the accounts it was set up with, and untimed
+	// untimed: opened by OpenScheduled, without the variant's lock_timeout
+	// and statement_timeout
+	untimed bool
+	mu      sync.Mutex
+	pids    []uint32
 }
 
 // connected records a new connection's server process.
@@ -260,9 +265,9 @@ func (p *pgDB) blocked(pid uint32) (bool, error) {
 // it back emptied and reseeded: the same tables, rows and connection
 // settings as a new one, and nothing left of the last case (the inbox and
 // accounts are rewritten, faults, answers and step counts forgotten).
-func (r *Run) openPostgres(accounts []Account) *DB {
+func (r *Run) openPostgres(accounts []Account, untimed bool) *DB {
 	r.tb.Helper()
-	seed := fmt.Sprint(accounts)
+	seed := fmt.Sprint(untimed, accounts)
 	r.pg.mu.Lock()
 	var reuse *DB
 	if free := r.pg.free[seed]; len(free) > 0 {
@@ -288,6 +293,9 @@ func (r *Run) openPostgres(accounts []Account) *DB {
 	q.Set("search_path", name)
 	u.RawQuery = q.Encode()
 	dsn := r.Variant.Postgres.DSN(u.String(), r.pg.level)
+	if untimed {
+		dsn = withoutTimeouts(dsn)
+	}
 	db := &DB{
 		Path:    srv.name + "." + name,
 		run:     r,
@@ -298,7 +306,7 @@ func (r *Run) openPostgres(accounts []Account) *DB {
 		busy:    map[string]int{},
 		cancels: map[string]context.CancelFunc{},
 		blinded: map[string]bool{},
-		pg:      &pgDB{srv: srv, schema: name, seed: seed},
+		pg:      &pgDB{srv: srv, schema: name, seed: seed, untimed: untimed},
 	}
 	db.txEnded.L = &db.mu
 	cfg, err := pgx.ParseConfig(dsn)
@@ -316,6 +324,23 @@ func (r *Run) openPostgres(accounts []Account) *DB {
 	}
 	r.opened = append(r.opened, db)
 	return db
+}
+
+// withoutTimeouts returns the variant's connection string dsn with
+// lock_timeout and statement_timeout set to 0, which PostgreSQL reads as no
+// limit (see OpenScheduled). The rest of the variant's settings, its
+// isolation level first, stay as the variant chose them.
+func withoutTimeouts(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return dsn // pgx reports the malformed string itself
+	}
+	q := u.Query()
+	q.Set("lock_timeout", "0")
+	q.Set("statement_timeout", "0")
+	// A space must be %20: pgx does not read a + in a query as a space.
+	u.RawQuery = strings.ReplaceAll(q.Encode(), "+", "%20")
+	return u.String()
 }
 
 // setupPostgres creates schema name and, in it, the tables and accounts,

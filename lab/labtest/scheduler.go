@@ -236,6 +236,10 @@ type decision struct {
 // answers and every decision made. Replaying the decisions of one run
 // reproduces it exactly, which is what lets Interleavings enumerate them.
 func (db *DB) schedule(choose Chooser, sessions [][]lab.Event) ([]Answer, []decision) {
+	if db.pg != nil && !db.pg.untimed {
+		db.run.tb.Fatalf("lab: scheduling deliveries on %s, opened with Open: the variant's lock_timeout would end "+
+			"a scheduled wait in real time; open it with OpenScheduled", db.Path)
+	}
 	sc := &scheduler{db: db, realtime: db.pg != nil, changed: make(chan struct{}, 1)}
 	db.mu.Lock()
 	db.sched = sc
