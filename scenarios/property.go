@@ -34,7 +34,7 @@ func Property(r *labtest.Run) {
 	// One database for all the stories, reset before each: rapid runs
 	// thousands of them while it shrinks.
 	c := r.Child()
-	db := c.Open(propertyAccounts...)
+	db := c.OpenScheduled(propertyAccounts...)
 	cases := 0
 	func() {
 		defer func() {
@@ -345,10 +345,31 @@ func (lm *ledgerMachine) Refused(t *rapid.T) {
 // busy timeout; here that would only cost time).
 func (lm *ledgerMachine) Locked(t *rapid.T) {
 	e := lm.newOrKnown(t)
+	if _, pg := lm.c.Postgres(); pg {
+		lm.lockedPostgres(t, e)
+		return
+	}
 	release := lm.db.HoldWriteLock()
 	a := lm.db.AttemptWithin(e, 50*time.Millisecond)
 	release()
 	lm.story.add("deliver %v while another connection holds the write lock, giving up after 50 ms: %v", e, a)
+	lm.checkLocked(t, e, a)
+}
+
+// lockedPostgres is Locked on PostgreSQL, where a lock wait is real time
+// and a cancelled context closes the connection: both tables are locked
+// the way SQLite's write lock locks the file (EXCLUSIVE mode lets only
+// plain reads through), and the lab cancels the delivery's statement on
+// the server as soon as it is seen waiting (see AttemptWhileLocked).
+func (lm *ledgerMachine) lockedPostgres(t *rapid.T, e lab.Event) {
+	a := lm.db.AttemptWhileLocked(e, "LOCK TABLE inbox, accounts IN EXCLUSIVE MODE")
+	lm.story.add("deliver %v while another connection holds both tables, cancelled once seen waiting: %v", e, a)
+	lm.checkLocked(t, e, a)
+}
+
+// checkLocked checks the answer to a delivery made while the tables were
+// locked.
+func (lm *ledgerMachine) checkLocked(t *rapid.T, e lab.Event, a labtest.Answer) {
 	// Busy: the handler cannot know. Only a repeat it can read without
 	// writing may be answered from what is committed.
 	if want, _ := lm.m.expect(e); !(want == lab.Duplicate && a.Err == nil && a.Outcome == lab.Duplicate) {

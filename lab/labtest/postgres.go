@@ -529,3 +529,81 @@ func (sc *scheduler) settleReal(untilProgress bool) {
 		}
 	}
 }
+
+// AttemptWhileLocked delivers e while another connection holds the locks
+// that statements take, in a transaction it has not ended (as HoldLock
+// does), and gives up on the delivery's behalf every time the server shows
+// one of its statements waiting for that connection: the lab cancels the
+// waiting statement with pg_cancel_backend, which fails it with 57014, a
+// busy error, and leaves the connection open. Once the delivery has
+// answered, the other connection rolls back. On PostgreSQL only.
+//
+// It is what a caller's deadline is on SQLite (AttemptWithin while
+// HoldWriteLock holds), without its timing: the cancel is sent once the
+// wait is seen, the way the scheduler sees waits, never after a delay; a
+// context deadline would not do, because pgx answers a cancelled context
+// by closing the connection.
+func (db *DB) AttemptWhileLocked(e lab.Event, statements ...string) Answer {
+	db.run.tb.Helper()
+	if db.pg == nil {
+		db.run.tb.Fatalf("AttemptWhileLocked: on PostgreSQL only; on SQLite use HoldWriteLock and AttemptWithin")
+	}
+	ctx := context.Background()
+	c, err := db.sql.Conn(ctx)
+	if err != nil {
+		db.run.tb.Fatalf("AttemptWhileLocked: %v", err)
+	}
+	defer c.Close()
+	var holder int64
+	if err := c.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&holder); err != nil {
+		db.run.tb.Fatalf("AttemptWhileLocked: %v", err)
+	}
+	for _, st := range append([]string{"BEGIN"}, statements...) {
+		if _, err := c.ExecContext(ctx, st); err != nil {
+			db.run.tb.Fatalf("AttemptWhileLocked: %s: %v", st, err)
+		}
+	}
+	db.run.Transcript.Note("other", "BEGIN; "+strings.Join(statements, "; "), "holds its locks")
+	done := make(chan Answer, 1)
+	go func() { done <- db.Attempt(e) }()
+	var a Answer
+	deadline := time.Now().Add(stuckReal)
+	for waiting := true; waiting; {
+		select {
+		case a = <-done:
+			waiting = false
+			continue
+		case <-time.After(pollEvery):
+		}
+		if n := db.pg.cancelBlockedBy(holder); n > 0 {
+			db.run.Transcript.Note("other", "pg_cancel_backend", "the delivery waits for its locks: cancelled")
+		}
+		if time.Now().After(deadline) {
+			panic(fmt.Sprintf("lab: a delivery has been neither answered nor seen waiting for %v", stuckReal))
+		}
+	}
+	if _, err := c.ExecContext(ctx, "ROLLBACK"); err != nil {
+		db.run.tb.Fatalf("AttemptWhileLocked: ROLLBACK: %v", err)
+	}
+	db.run.Transcript.Note("other", "ROLLBACK", "releases its locks")
+	return a
+}
+
+// cancelBlockedBy cancels the statement of every connection of the
+// database that waits for a lock the server process holder holds, and
+// returns how many it cancelled.
+func (p *pgDB) cancelBlockedBy(holder int64) int {
+	p.mu.Lock()
+	pids := make([]int64, len(p.pids))
+	for i, x := range p.pids {
+		pids[i] = int64(x)
+	}
+	p.mu.Unlock()
+	var n int
+	err := p.srv.control.QueryRow(`SELECT count(*) FILTER (WHERE pg_cancel_backend(p::int))
+		FROM unnest($1::bigint[]) p WHERE $2::int = ANY(pg_blocking_pids(p::int))`, pids, holder).Scan(&n)
+	if err != nil {
+		panic(fmt.Sprintf("lab: cancelling the waits on server process %d: %v", holder, err))
+	}
+	return n
+}
