@@ -249,10 +249,23 @@ func (p *pgDB) blocked(pid uint32) (bool, error) {
 		pids[i] = int64(x)
 	}
 	p.mu.Unlock()
+	return waitsFor(p.srv.control, int64(pid), pids)
+}
+
+// waitsFor is the scheduler's wait detector: it asks the server, on the
+// control connection ctl, whether the server process pid waits for a lock
+// that one of the processes among holds, the way PostgreSQL's
+// isolationtester asks. Every call asks again: a session seen waiting a
+// moment ago may hold its lock now. Only the test's own sessions count: a
+// lock held by another client of the server (autovacuum, a psql, another
+// test) is not a step the scheduler can take, and a session waiting for
+// one is not waiting for the schedule. TestPostgresWaitDetector holds it,
+// and the wrong detectors it must not be, to those three points.
+func waitsFor(ctl *sql.DB, pid int64, among []int64) (bool, error) {
 	var yes bool
-	err := p.srv.control.QueryRow(
+	err := ctl.QueryRow(
 		`SELECT EXISTS (SELECT 1 FROM unnest(pg_blocking_pids($1)) p WHERE p = ANY($2))`,
-		int64(pid), pids).Scan(&yes)
+		pid, among).Scan(&yes)
 	return yes, err
 }
 

@@ -3,8 +3,12 @@ package labtest
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"net/url"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"idemlab/lab"
 )
@@ -121,4 +125,143 @@ func TestPostgresScheduledWaits(t *testing.T) {
 		t.Errorf("Interleavings(a duplicate race): no interleaving waited, want some (%d run)", len(perms))
 	}
 	r.Close()
+}
+
+// detector is the shape of waitsFor: does server process pid wait for a
+// lock one of among holds?
+type detector func(ctl *sql.DB, pid int64, among []int64) (bool, error)
+
+// checkDetector puts detect to the situations the scheduler meets and
+// returns what it answered wrong. Sessions A, B and C are the test's; F is
+// another client of the server. A holds a row that B waits for; F locks a
+// table that C waits for. Whether a session waits is established
+// independently, from pg_stat_activity's wait_event_type, before detect is
+// asked.
+func checkDetector(t *testing.T, srv *Server, detect detector) []string {
+	t.Helper()
+	ctx := context.Background()
+	pool, err := sql.Open("pgx", srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := pool.Exec(`CREATE TABLE IF NOT EXISTS det_row (id int PRIMARY KEY);
+		CREATE TABLE IF NOT EXISTS det_other (id int)`); err != nil {
+		t.Fatal(err)
+	}
+	conns := map[string]*sql.Conn{}
+	pids := map[string]int64{}
+	for _, name := range []string{"A", "B", "C", "F"} {
+		c, err := pool.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		var pid int64
+		if err := c.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+			t.Fatal(err)
+		}
+		conns[name], pids[name] = c, pid
+	}
+	exec := func(name string, statements ...string) {
+		for _, st := range statements {
+			if _, err := conns[name].ExecContext(ctx, st); err != nil {
+				t.Fatalf("%s: %s: %v", name, st, err)
+			}
+		}
+	}
+	exec("A", "BEGIN", "INSERT INTO det_row VALUES (1)")
+	exec("F", "BEGIN", "LOCK TABLE det_other IN ACCESS EXCLUSIVE MODE")
+	done := map[string]chan error{"B": make(chan error, 1), "C": make(chan error, 1)}
+	go func() {
+		_, err := conns["B"].ExecContext(ctx, "INSERT INTO det_row VALUES (1) ON CONFLICT DO NOTHING")
+		done["B"] <- err
+	}()
+	go func() {
+		_, err := conns["C"].ExecContext(ctx, "SELECT count(*) FROM det_other")
+		done["C"] <- err
+	}()
+	for _, name := range []string{"B", "C"} {
+		for {
+			var lock bool
+			if err := pool.QueryRow(`SELECT coalesce(wait_event_type = 'Lock', false) FROM pg_stat_activity WHERE pid = $1`,
+				pids[name]).Scan(&lock); err != nil {
+				t.Fatal(err)
+			}
+			if lock {
+				break
+			}
+			<-time.After(pollEvery)
+		}
+	}
+	among := []int64{pids["A"], pids["B"], pids["C"]}
+	var wrong []string
+	ask := func(situation, name string, want bool) {
+		got, err := detect(srv.control, pids[name], among)
+		if err != nil {
+			t.Fatalf("detect(%s): %v", name, err)
+		}
+		if got != want {
+			wrong = append(wrong, fmt.Sprintf("%s: detect(%s) = %v, want %v", situation, name, got, want))
+		}
+	}
+	ask("waits for a session of the test", "B", true)
+	ask("holds the lock, runs nothing", "A", false)
+	ask("waits for another client of the server", "C", false)
+	exec("A", "ROLLBACK")
+	if err := <-done["B"]; err != nil {
+		t.Fatalf("B: %v", err)
+	}
+	ask("got the lock since it was last asked", "B", false)
+	exec("F", "ROLLBACK")
+	if err := <-done["C"]; err != nil {
+		t.Fatalf("C: %v", err)
+	}
+	if _, err := pool.Exec(`DELETE FROM det_row`); err != nil {
+		t.Fatal(err)
+	}
+	return wrong
+}
+
+// The scheduler's wait detector must see a session waiting for another of
+// the test's sessions, and nothing else: the wrong detectors below, each a
+// plausible slip, must each be caught by checkDetector on the situation it
+// gets wrong.
+func TestPostgresWaitDetector(t *testing.T) {
+	srv := connectPostgres(t)
+	if wrong := checkDetector(t, srv, waitsFor); len(wrong) > 0 {
+		t.Errorf("waitsFor: %s", strings.Join(wrong, "; "))
+	}
+	stale := func() detector {
+		seen := map[int64]bool{}
+		return func(ctl *sql.DB, pid int64, among []int64) (bool, error) {
+			if yes, ok := seen[pid]; ok {
+				return yes, nil // the answer of the last time it was asked
+			}
+			yes, err := waitsFor(ctl, pid, among)
+			seen[pid] = yes
+			return yes, err
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		detect detector
+		caught string // the situation it must get wrong
+	}{
+		{"never waits", func(*sql.DB, int64, []int64) (bool, error) { return false, nil },
+			"waits for a session of the test"},
+		{"always waits", func(*sql.DB, int64, []int64) (bool, error) { return true, nil },
+			"holds the lock, runs nothing"},
+		{"any blocker counts", func(ctl *sql.DB, pid int64, _ []int64) (bool, error) {
+			var yes bool
+			err := ctl.QueryRow(`SELECT cardinality(pg_blocking_pids($1)) > 0`, pid).Scan(&yes)
+			return yes, err
+		}, "waits for another client of the server"},
+		{"remembers its answer", stale(), "got the lock since it was last asked"},
+	} {
+		wrong := checkDetector(t, srv, c.detect)
+		if !slices.ContainsFunc(wrong, func(w string) bool { return strings.HasPrefix(w, c.caught+":") }) {
+			t.Errorf("checkDetector(%s) = %q, want it caught where a session %s", c.name, wrong, c.caught)
+		}
+	}
 }
