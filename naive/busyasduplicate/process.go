@@ -42,6 +42,9 @@ func (h *Handler) Process(ctx context.Context, e lab.Event) (lab.Outcome, error)
 		ON CONFLICT (source, event_id) DO NOTHING`,
 		e.Source, e.EventID, e.AccountID, e.Amount)
 	if err != nil {
+		if errors.Is(lab.Classify(err), lab.ErrBusy) && !lab.Retryable(err) {
+			return lab.Duplicate, nil // the row is locked, so another delivery must be handling it
+		}
 		return 0, lab.Classify(err)
 	}
 	inserted, err := res.RowsAffected()
