@@ -39,6 +39,7 @@ const (
 const (
 	envRole = "IDEMLAB_FLEET_ROLE"
 	envDB   = "IDEMLAB_FLEET_DB"
+	envDie  = "IDEMLAB_FLEET_DIE_AFTER" // an event id: see fleet.Child
 )
 
 // TestChild is a process of the fleet: it does nothing unless a test of
@@ -48,7 +49,7 @@ func TestChild(t *testing.T) {
 	if role == "" {
 		t.Skip("runs only as a process the fleet tests start")
 	}
-	if err := fleet.Child(role, os.Getenv(envDB), os.Stdin, os.Stdout); err != nil {
+	if err := fleet.Child(role, os.Getenv(envDB), os.Getenv(envDie), os.Stdin, os.Stdout); err != nil {
 		t.Fatalf("%s: %v", role, err)
 	}
 }
@@ -57,8 +58,12 @@ func TestChild(t *testing.T) {
 // inline with its own pool on one PostgreSQL inbox, and sends every event
 // to all of them at once. After the 300th request it kills receiver 0 with
 // SIGKILL and starts it again, after the 600th receiver 1; the provider
-// retries what got no answer. Every delivery must end delivered, with
-// exactly one inbox row and one credit per event.
+// retries what got no answer. Besides, receiver 2 kills itself with
+// SIGKILL right after the COMMIT that applies one more event, sent to it
+// alone mid-burst, and before it answers (see burst.dying): the sender
+// must see no answer, and its redelivery, to the restarted receiver, must
+// be a duplicate. Every delivery must end delivered, with exactly one
+// inbox row and one credit per event.
 func TestProcesses(t *testing.T) {
 	b := newBurst(t, fleet.RoleInline, 0)
 	b.killAt(Events*Copies/3, "receiver", 0)
@@ -70,7 +75,8 @@ func TestProcesses(t *testing.T) {
 // shape: the receivers accept each event with its inbox row and a job,
 // Workers worker processes claim the jobs with FOR UPDATE SKIP LOCKED.
 // Receivers 0 and 1 are killed as in TestProcesses, workers 0 and 2 after
-// the 450th and 750th requests. When the burst is over, the workers are
+// the 450th and 750th requests, and receiver 2 kills itself after the
+// COMMIT that accepts the extra event, as in TestProcesses. When the burst is over, the workers are
 // told to finish: each stops once no job is left, and every event must
 // then be credited once.
 func TestQueue(t *testing.T) {
@@ -95,7 +101,17 @@ type burst struct {
 	kills     map[int64]kill           // by request number
 	killed    sync.WaitGroup
 	requests  atomic.Int64
+	// The receiver that dies after a COMMIT: the one that gets the extra
+	// event, and what became of it (nil once it died by SIGKILL and
+	// another took its place).
+	dying   int
+	revived chan error
+	over    chan struct{} // closed once the burst is over
 }
+
+// extra is the event sent, once and only to receiver b.dying, in the
+// middle of the burst: the one after whose COMMIT that receiver dies.
+const extra = Events
 
 // kill is a SIGKILL and restart of one process, due at a request number.
 type kill struct {
@@ -118,7 +134,8 @@ func newBurst(t *testing.T, role string, workers int) *burst {
 			t.Errorf("dropping the test's database: %v", err)
 		}
 	})
-	b := &burst{t: t, dbURL: srv.URL(), role: role, addrs: make([]atomic.Pointer[string], Receivers), kills: map[int64]kill{}}
+	b := &burst{t: t, dbURL: srv.URL(), role: role, addrs: make([]atomic.Pointer[string], Receivers), kills: map[int64]kill{},
+		dying: Receivers - 1, revived: make(chan error, 1), over: make(chan struct{})}
 	b.db, err = sql.Open("pgx", b.dbURL)
 	if err != nil {
 		t.Fatal(err)
@@ -141,12 +158,19 @@ func newBurst(t *testing.T, role string, workers int) *burst {
 		}
 	})
 	for i := range Receivers {
-		p, err := b.start(role)
+		var env []string
+		if i == b.dying {
+			env = []string{envDie + "=" + eventID(extra)}
+		}
+		p, err := b.start(role, env...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		b.receivers = append(b.receivers, p)
 		b.addrs[i].Store(&p.addr)
+		if i == b.dying {
+			go b.revive(i, p)
+		}
 	}
 	for range workers {
 		p, err := b.start(fleet.RoleWorker)
@@ -157,6 +181,75 @@ func newBurst(t *testing.T, role string, workers int) *burst {
 	}
 	return b
 }
+
+// revive waits for receiver i, process p, to die on its own after the
+// COMMIT of the extra event, and starts another in its place; it sends on
+// b.revived how that went. A receiver still alive when the burst is over
+// was never revived, and run reports that.
+func (b *burst) revive(i int, p *process) {
+	select {
+	case <-p.exited:
+	case <-b.over:
+		return
+	}
+	if !isKilled(p.err) {
+		b.revived <- fmt.Errorf("receiver %d exited with %v, not SIGKILL\n%s", i, p.err, p.stderr.String())
+		return
+	}
+	np, err := b.start(b.role)
+	if err != nil {
+		b.revived <- fmt.Errorf("restarting receiver %d: %v", i, err)
+		return
+	}
+	b.mu.Lock()
+	b.receivers[i] = np
+	b.mu.Unlock()
+	b.addrs[i].Store(&np.addr)
+	b.revived <- nil
+}
+
+// lostAnswer checks that delivery d is one whose receiver died between
+// COMMIT and its answer: the first attempt got no answer, and the last
+// was a duplicate (2xx, replayed), so the event was committed before the
+// death. TestLostAnswer holds it to the deliveries it must refuse.
+func lostAnswer(d webhook.Delivery) error {
+	if len(d.Attempts) == 0 {
+		return fmt.Errorf("never sent")
+	}
+	if first := d.Attempts[0]; first.Status != 0 {
+		return fmt.Errorf("first attempt %v, want no answer: the receiver did not die between COMMIT and its answer", first)
+	}
+	if final := d.Last(); !final.OK() || !final.Replayed {
+		return fmt.Errorf("%v, want no answer, then a duplicate (2xx replayed): the redelivery did not find it committed", d.Attempts)
+	}
+	return nil
+}
+
+// TestLostAnswer holds lostAnswer to the deliveries that a crash in the
+// wrong place, or none, would produce.
+func TestLostAnswer(t *testing.T) {
+	lost := webhook.Attempt{N: 1, Err: io.EOF}
+	for _, c := range []struct {
+		name     string
+		attempts []webhook.Attempt
+		ok       bool
+	}{
+		{"died after COMMIT, before the answer", []webhook.Attempt{lost, {N: 2, Status: 200, Replayed: true}}, true},
+		{"never died", []webhook.Attempt{{N: 1, Status: 200}}, false},
+		{"died before COMMIT: the redelivery applies", []webhook.Attempt{lost, {N: 2, Status: 200}}, false},
+		{"died after answering", []webhook.Attempt{{N: 1, Status: 200}, {N: 2, Status: 200, Replayed: true}}, false},
+		{"never came back", []webhook.Attempt{lost, {N: 2, Err: io.EOF}}, false},
+		{"never sent", nil, false},
+	} {
+		err := lostAnswer(webhook.Delivery{Attempts: c.attempts})
+		if (err == nil) != c.ok {
+			t.Errorf("lostAnswer(%s: %v) = %v, want ok %v", c.name, c.attempts, err, c.ok)
+		}
+	}
+}
+
+// eventID is event e's id.
+func eventID(e int) string { return fmt.Sprintf("evt-%03d", e) }
 
 // killAt kills the kind's process i with SIGKILL when the n-th request is
 // sent, and starts another in its place.
@@ -201,8 +294,15 @@ func (b *burst) run() {
 	deliveries := make([]webhook.Delivery, Events*Copies)
 	sem := make(chan struct{}, InFlight)
 	var wg sync.WaitGroup
+	var last webhook.Delivery // the extra event's
 	for e := range Events {
-		id := fmt.Sprintf("evt-%03d", e)
+		if e == Events/2 {
+			wg.Go(func() {
+				body := fmt.Appendf(nil, `{"account_id":%d,"amount":%d}`, account(extra), amount(extra))
+				last = providers[b.dying].Send(ctx, eventID(extra), body)
+			})
+		}
+		id := eventID(e)
 		body := fmt.Appendf(nil, `{"account_id":%d,"amount":%d}`, account(e), amount(e))
 		for c := range Copies {
 			sem <- struct{}{}
@@ -215,6 +315,16 @@ func (b *burst) run() {
 	wg.Wait()
 	sent := time.Since(start)
 	b.killed.Wait()
+	close(b.over)
+
+	// The kill between COMMIT and the answer: the extra event's first
+	// attempt got no answer, its receiver died by SIGKILL and was
+	// replaced, and the redelivery found the event committed.
+	if err := lostAnswer(last); err != nil {
+		t.Errorf("%s to receiver %d: %v", eventID(extra), b.dying, err)
+	} else if err := <-b.revived; err != nil {
+		t.Error(err)
+	}
 
 	// The workers finish what is left and stop; a receiver stops too.
 	b.mu.Lock()
@@ -253,7 +363,7 @@ func (b *burst) run() {
 		t.Errorf("%d deliveries answered applied (200, not replayed), more than the %d events", applied, Events)
 	}
 	want := map[int64]int64{}
-	for e := range Events {
+	for e := range Events + 1 { // the burst's and the extra one
 		want[account(e)] += amount(e)
 	}
 	got := map[int64]int64{}
@@ -279,8 +389,8 @@ func (b *burst) run() {
 		FROM inbox`).Scan(&inbox, &right); err != nil {
 		t.Fatal(err)
 	}
-	if inbox != Events || right != Events {
-		t.Errorf("inbox: %d rows, %d of them as sent; want %d", inbox, right, Events)
+	if inbox != Events+1 || right != Events+1 {
+		t.Errorf("inbox: %d rows, %d of them as sent; want %d", inbox, right, Events+1)
 	}
 	if b.role == fleet.RoleEnqueuer {
 		var jobs int
@@ -294,6 +404,8 @@ func (b *burst) run() {
 	t.Logf("%d events × %d copies to %d receivers (%s), %d workers, %d kills: %d requests, %d without an answer, %d applied, %d replayed; burst %v, drained %v",
 		Events, Copies, Receivers, b.role, len(b.workers), len(b.kills), attempts, noAnswer, applied, replayed,
 		sent.Round(time.Millisecond), drained.Round(time.Millisecond))
+	t.Logf("and %s to receiver %d alone, which died by SIGKILL after its COMMIT: %v; %d attempts, the last %v",
+		eventID(extra), b.dying, last.Attempts[0], len(last.Attempts), last.Last())
 }
 
 // account and amount are event e's: distinct amounts, so that a balance
@@ -379,11 +491,11 @@ type process struct {
 // start starts a process in role and waits until it serves: for a
 // receiver, until it has said where it listens and answered GET /ready.
 // Its -test.timeout bounds the wait should it never get there.
-func (b *burst) start(role string) (*process, error) {
+func (b *burst) start(role string, env ...string) (*process, error) {
 	ready := make(chan string, 1)
 	p := &process{stderr: &lockedBuffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(os.Args[0], "-test.run=^TestChild$", "-test.count=1", "-test.timeout="+Bound.String())
-	p.cmd.Env = append(os.Environ(), envRole+"="+role, envDB+"="+b.dbURL)
+	p.cmd.Env = append(append(os.Environ(), envRole+"="+role, envDB+"="+b.dbURL), env...)
 	p.cmd.Stdout = &firstLine{line: ready}
 	p.cmd.Stderr = p.stderr
 	var err error

@@ -9,6 +9,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"syscall"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
@@ -48,7 +50,11 @@ const ReadyPrefix = "ready"
 // the parent closes the pipe, or dies — when a receiver stops and a
 // worker finishes every job left and stops. SIGKILL, of course, stops
 // either at once.
-func Child(role, dbURL string, in io.Reader, out io.Writer) error {
+//
+// A receiver given dieAfter, an event id, kills itself with SIGKILL once
+// it has applied that event and before it answers (see dyingAfterCommit):
+// the one crash the fleet's tests place exactly, not at a request count.
+func Child(role, dbURL, dieAfter string, in io.Reader, out io.Writer) error {
 	db, err := sql.Open("pgx", correct.PostgresDSN(dbURL, lab.ReadCommitted))
 	if err != nil {
 		return err
@@ -78,6 +84,9 @@ func Child(role, dbURL string, in io.Reader, out io.Writer) error {
 		proc = correct.Retry(Enqueuer{DB: db})
 	default:
 		return fmt.Errorf("no role %q", role)
+	}
+	if dieAfter != "" {
+		proc = dyingAfterCommit{proc: proc, eventID: dieAfter}
 	}
 	h, err := Handler(db, proc)
 	if err != nil {
@@ -125,4 +134,26 @@ func Handler(db *sql.DB, proc lab.Processor) (http.Handler, error) {
 			http.NotFound(w, r)
 		}
 	}), nil
+}
+
+// dyingAfterCommit is proc, except that once proc has applied (or, for an
+// enqueuer, accepted) the event eventID — its transaction committed, since
+// Process returns only after COMMIT did — the process kills itself with
+// SIGKILL, before webhook.Receiver writes the answer. The event is then in
+// the database and its sender has no answer: the crash between COMMIT and
+// the answer that the article's C13 is about, set off by what the process
+// did rather than by a timing. The handler's code is not touched.
+type dyingAfterCommit struct {
+	proc    lab.Processor
+	eventID string
+}
+
+// Process implements lab.Processor.
+func (d dyingAfterCommit) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) {
+	o, err := d.proc.Process(ctx, e)
+	if err == nil && o == lab.Applied && e.EventID == d.eventID {
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {} // SIGKILL cannot be caught: the process ends here
+	}
+	return o, err
 }
