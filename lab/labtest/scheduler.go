@@ -376,6 +376,11 @@ func (sc *scheduler) step(s *session) string {
 	st := s.parkedAt
 	s.parkedAt = nil
 	s.pid = st.pid
+	// A parked session waits for nothing but this release, whatever wait
+	// it was last seen in: that one ended unseen (on PostgreSQL a session
+	// can be seen waiting, get its lock and park between two looks). Left
+	// set, the flag would make turn hold the session's own step forever.
+	s.waiting = false
 	sc.mu.Unlock()
 
 	if sc.realtime {
