@@ -29,6 +29,7 @@ var Postgres = []labtest.Scenario{
 		Shows: "two deliveries at once, the first rolled back before COMMIT, every interleaving: the second applies", Run: AbortRace},
 	{Name: "DistinctRace", Short: "DRace", Claims: "C21, C25",
 		Shows: "two different events for one account at once, every interleaving: both apply", Run: DistinctRace},
+	named("SourceScope"),
 	named("UnknownAccount"),
 	named("InvalidInput"),
 	named("DistinctEvents"),

@@ -28,7 +28,8 @@ import (
 // compiler checks: that the registry names each variant by its package
 // path, that each naive package documents its mistake in a BUG(lab) note
 // naming the scenarios that catch it, that the golden matrix agrees with
-// that note, and that the README counts the naive variants right.
+// that note, that a variant without a PostgreSQL form says in its package
+// doc why, and that the README counts the naive variants right.
 func TestRegistry(t *testing.T) {
 	golden, err := readGolden()
 	if err != nil {
@@ -60,6 +61,8 @@ func TestRegistryCatchesMistakes(t *testing.T) {
 	misnamed.Name = "naive/swallow"
 	noMistake := markfirst.Variant
 	noMistake.Mistake = ""
+	noPostgres := markfirst.Variant
+	noPostgres.Postgres = nil
 	// A package whose doc has no BUG note: a temporary copy of correct's
 	// doc under a naive name.
 	root := t.TempDir()
@@ -86,6 +89,7 @@ func TestRegistryCatchesMistakes(t *testing.T) {
 		{"a note naming a scenario the variant passes", []lab.Variant{correct.Variant, markfirst.Variant}, rootWrongCatch, readme, "passes Duplicate"},
 		{"a note naming no scenario", []lab.Variant{correct.Variant, markfirst.Variant}, rootNoCatch, readme, "Caught by"},
 		{"a README that miscounts", variants.All, "..", strings.Replace(readme, "thirteen naive ones", "twelve naive ones", 1), "README"},
+		{"no PostgreSQL form, and no word why", []lab.Variant{correct.Variant, noPostgres}, root, readme, "no PostgreSQL form"},
 		{"a variant registered twice", append(slices.Clone(variants.All), markfirst.Variant), "..", readme, "twice"},
 		{"a variant without a constructor", []lab.Variant{correct.Variant, {Name: "naive/markfirst", Mistake: "x", Schema: markfirst.Schema, DSN: markfirst.DSN}}, "..", readme, "no New"},
 	} {
@@ -135,6 +139,13 @@ func registryProblems(registry []lab.Variant, root, readme string, golden map[st
 		if pkg := packageOf(v.New); pkg != "idemlab/"+v.Name {
 			problems = append(problems, fmt.Sprintf("variant named %q is defined in package %s: Name must be its package path", v.Name, pkg))
 		}
+		if v.Postgres == nil {
+			_, text, err := packageDoc(filepath.Join(root, filepath.FromSlash(v.Name)))
+			if err == nil && !strings.Contains(text, "PostgreSQL") {
+				problems = append(problems, fmt.Sprintf("%s has no PostgreSQL form, and its package doc says nowhere why: "+
+					"say what its mistake is on PostgreSQL, or that it has no analogue there", v.Name))
+			}
+		}
 		if v.Correct() {
 			if v.Name != "correct" && !strings.HasPrefix(v.Name, "equivalent/") {
 				problems = append(problems, fmt.Sprintf("%s has no Mistake: only correct and equivalent/ handlers may have none", v.Name))
@@ -142,7 +153,7 @@ func registryProblems(registry []lab.Variant, root, readme string, golden map[st
 			continue
 		}
 		naive++
-		notes, err := bugNotes(filepath.Join(root, filepath.FromSlash(v.Name)))
+		notes, _, err := packageDoc(filepath.Join(root, filepath.FromSlash(v.Name)))
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", v.Name, err))
 			continue
@@ -187,12 +198,13 @@ func packageOf(f func(*sql.DB) lab.Processor) string {
 	return name[:slash+1+dot]
 }
 
-// bugNotes returns the BUG(lab) notes of the package in dir.
-func bugNotes(dir string) ([]string, error) {
+// packageDoc returns the BUG(lab) notes of the package in dir, and its
+// package doc.
+func packageDoc(dir string) ([]string, string, error) {
 	fset := token.NewFileSet()
 	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	var files []*ast.File
 	for _, path := range paths {
@@ -201,20 +213,20 @@ func bugNotes(dir string) ([]string, error) {
 		}
 		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		files = append(files, f)
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("no Go files in %s", dir)
+		return nil, "", fmt.Errorf("no Go files in %s", dir)
 	}
 	pkg, err := doc.NewFromFiles(fset, files, "idemlab/"+filepath.ToSlash(dir))
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	var notes []string
 	for _, n := range pkg.Notes["BUG"] {
 		notes = append(notes, n.Body)
 	}
-	return notes, nil
+	return notes, pkg.Doc, nil
 }

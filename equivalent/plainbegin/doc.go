@@ -11,6 +11,12 @@
 // article's point: IMMEDIATE is one way to get the write lock first, not the
 // only one.
 //
+// On PostgreSQL there is nothing for it to differ in: every BEGIN is plain
+// there (PostgreSQL has no IMMEDIATE; a transaction takes row locks as its
+// statements run), and correct already runs on PostgreSQL with a plain
+// BEGIN. So it has no row of its own in the PostgreSQL matrices: the row
+// would be correct's, statement for statement.
+//
 // Compare: diff -u correct/schema.go equivalent/plainbegin/schema.go (in
 // process.go only the comment on BeginTx differs: it says what BEGIN is here).
 package plainbegin

@@ -7,6 +7,14 @@
 // write lock at BEGIN and waiting for it is covered by busy_timeout. The read
 // itself is harmless then.
 //
+// It has no PostgreSQL analogue, and no row in the PostgreSQL matrices.
+// Every PostgreSQL BEGIN is like SQLite's DEFERRED: it takes no lock, and
+// each statement takes the row locks it needs when it runs. A statement
+// that needs a row another transaction holds waits for it, up to
+// lock_timeout; there is no lock to upgrade and so no upgrade refused at
+// once. Its code there would be correct's with one more read before the
+// INSERT, a plain SELECT, which locks no row.
+//
 // Compare: diff -u correct/process.go naive/deferred/process.go
 package deferred
 

@@ -6,6 +6,11 @@
 // The fix: the mark and the effect in one transaction, the mark's primary key
 // deciding, as in the correct variant.
 //
+// On PostgreSQL it makes the same mistake with the same code (PostgresSchema
+// and PostgresDSN are correct's). Caught there by FaultSweep and by the
+// races at every isolation level: its first read takes no lock, so two
+// deliveries both find no mark and both credit.
+//
 // Compare: diff -u correct/process.go naive/effectfirst/process.go
 package effectfirst
 

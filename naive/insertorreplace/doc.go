@@ -5,6 +5,12 @@
 // The fix: the inbox is a memory of the first accepted event; keep it with ON
 // CONFLICT … DO NOTHING and compare, as the correct variant does.
 //
+// On PostgreSQL, which has no OR REPLACE, the analogue is INSERT … ON
+// CONFLICT (source, event_id) DO UPDATE SET account_id = excluded.account_id,
+// amount = excluded.amount: the same mistake (PostgresHandler; compare its
+// Process with Handler's). Caught there by Duplicate and PayloadConflict at
+// every isolation level.
+//
 // Compare: diff -u correct/process.go naive/insertorreplace/process.go
 package insertorreplace
 

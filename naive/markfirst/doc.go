@@ -7,6 +7,11 @@
 // variant; an error before COMMIT rolls the mark back too, so the retry
 // applies.
 //
+// On PostgreSQL it makes the same mistake with the same code (PostgresSchema
+// and PostgresDSN are correct's): the mark commits in one transaction, the
+// credit runs after it on the pool. Caught there by Rollback and FaultSweep
+// at every isolation level.
+//
 // Compare: diff -u correct/process.go naive/markfirst/process.go
 package markfirst
 

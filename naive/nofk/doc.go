@@ -6,6 +6,12 @@
 // The fix: _pragma=foreign_keys(1) in the DSN, so that every connection the
 // pool opens has it.
 //
+// It has no PostgreSQL analogue, and no row in the PostgreSQL matrices:
+// PostgreSQL checks every foreign key on every connection, with no setting
+// a connection must remember to turn on. What SQLite leaves to each
+// connection PostgreSQL keeps in the schema, so the mistake cannot be
+// made by forgetting.
+//
 // Compare: diff -u correct/schema.go naive/nofk/schema.go
 package nofk
 

@@ -6,6 +6,11 @@
 // The fix: PRIMARY KEY (source, event_id), and letting that key decide inside
 // the transaction, as the correct variant does.
 //
+// On PostgreSQL it makes the same mistake with the same code and a schema
+// without the key (PostgresSchema), as checkthenact's PostgreSQL form does
+// with the key. Caught there by the races and Concurrent at every
+// isolation level: no isolation level orders two autocommit statements.
+//
 // Compare: diff -u naive/checkthenact/schema.go naive/nokey/schema.go
 package nokey
 

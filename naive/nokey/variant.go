@@ -13,4 +13,8 @@ var Variant = lab.Variant{
 	Schema:  Schema,
 	DSN:     DSN,
 	New:     func(db *sql.DB) lab.Processor { return New(db) },
+	Postgres: &lab.Postgres{
+		Schema: PostgresSchema,
+		DSN:    PostgresDSN,
+	},
 }

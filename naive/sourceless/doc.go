@@ -4,6 +4,10 @@
 //
 // The fix: PRIMARY KEY (source, event_id), and ON CONFLICT on both columns.
 //
+// On PostgreSQL it makes the same mistake with the same code and the same
+// schema in PostgreSQL's dialect (PostgresSchema keys on event_id alone).
+// Caught there by SourceScope at every isolation level.
+//
 // Compare: diff -u correct/schema.go naive/sourceless/schema.go
 package sourceless
 
