@@ -39,8 +39,11 @@ type Variant struct {
 	DSN func(path string) string
 	// New returns the handler over an opened database.
 	New func(db *sql.DB) Processor
-	// Postgres describes the variant on PostgreSQL, or is nil when its
-	// mistake has no PostgreSQL analogue (its package doc says why).
+	// Postgres describes the variant on PostgreSQL, or is nil when it has
+	// no row in the PostgreSQL matrices: its mistake has no analogue there,
+	// the analogue is no mistake there, or a scenario cannot be set up on
+	// its schema. Its package doc says which, and why (TestRegistry checks
+	// that it says something).
 	Postgres *Postgres
 }
 
