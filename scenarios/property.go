@@ -132,9 +132,13 @@ func (r *recorder) readReport(msg string) (summary, reproduce string) {
 	for _, elem := range strings.Split(r.name, "/") {
 		pattern = append(pattern, "^"+regexp.QuoteMeta(elem)+"$")
 	}
+	env := "" // a PostgreSQL cell replays only with the server named
+	if strings.HasPrefix(r.name, "TestPostgres/") {
+		env = labtest.EnvPostgres + "=… "
+	}
 	// On two lines, the pattern last, so that the command fits a transcript
 	// and still pastes whole into a shell.
-	reproduce = fmt.Sprintf("go test ./scenarios -lab.strict %s \\\n    -run '%s'", m[4], strings.Join(pattern, "/"))
+	reproduce = fmt.Sprintf("%sgo test ./scenarios -lab.strict %s \\\n    -run '%s'", env, m[4], strings.Join(pattern, "/"))
 	if !Shrinking() {
 		return fmt.Sprintf("%s (not shrunk: the replay line shrinks it); %s", held, m[3]), reproduce
 	}
