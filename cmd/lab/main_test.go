@@ -56,12 +56,12 @@ func TestCellPatternMatches(t *testing.T) {
 
 func TestGoTestArgs(t *testing.T) {
 	got := goTestArgs(matrixTests(backends[:1], "^"+matrixTest+"$"), "/tmp/r.json")
-	want := []string{"test", "./scenarios", "-run", "^TestScenarios$", "-count=1", "-lab.report=/tmp/r.json"}
+	want := []string{"test", "./scenarios", "-run", "^TestScenarios$", "-count=1", "-vet=off", "-lab.report=/tmp/r.json"}
 	if !slices.Equal(got, want) {
 		t.Errorf("goTestArgs(matrix, /tmp/r.json) = %q, want %q", got, want)
 	}
 	got = goTestArgs(exerciseTests("exercises/checkthenact"), "/tmp/r.json")
-	want = []string{"test", "./exercises/checkthenact", "-run", "^TestExercise$", "-count=1", "-exercise", "-lab.report=/tmp/r.json"}
+	want = []string{"test", "./exercises/checkthenact", "-run", "^TestExercise$", "-count=1", "-vet=off", "-exercise", "-lab.report=/tmp/r.json"}
 	if !slices.Equal(got, want) {
 		t.Errorf("goTestArgs(exercise, /tmp/r.json) = %q, want %q", got, want)
 	}

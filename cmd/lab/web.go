@@ -180,7 +180,7 @@ func liveRun(ctx context.Context, stderr io.Writer, root string, data *workshop.
 		problem(err.Error())
 		return
 	}
-	args := append([]string{"test", "-json", "./scenarios", "-run", run, "-count=1", "-lab.report=" + reportPath, "-lab.cells=" + cells}, flags...)
+	args := append([]string{"test", "-json", "./scenarios", "-run", run, "-count=1", "-vet=off", "-lab.report=" + reportPath, "-lab.cells=" + cells}, flags...)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = root
 	var output bytes.Buffer
@@ -308,7 +308,7 @@ func exportTree(stderr io.Writer, root, variant, scenario string) (*workshop.Tre
 	path := filepath.Join(dir, "stepper.json")
 	pattern := report.CellPattern(stepperTest, scenario, variant)
 	fmt.Fprintf(stderr, "exporting every schedule (a cold first run compiles SQLite: up to a minute): go test ./scenarios -run '%s' -lab.stepper=FILE\n", pattern)
-	cmd := exec.Command("go", "test", "./scenarios", "-run", pattern, "-count=1", "-lab.stepper="+path)
+	cmd := exec.Command("go", "test", "./scenarios", "-run", pattern, "-count=1", "-vet=off", "-lab.stepper="+path)
 	cmd.Dir = root
 	out, runErr := cmd.CombinedOutput()
 	st, err := workshop.ReadStepper(path)
