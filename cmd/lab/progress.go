@@ -49,7 +49,7 @@ func followProgress(r io.Reader, output io.Writer, w io.Writer, whole bool, dept
 	total, done, announced, last := 0, 0, 0, 0
 	started := false
 	show := func(text string) { fmt.Fprintf(w, "\r\033[K%s", text) }
-	show("compiling the scenario tests (a cold first run compiles SQLite: up to a minute)…")
+	show("compiling the scenario tests (a cold first run compiles SQLite: a minute or more)…")
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {

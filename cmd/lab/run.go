@@ -140,7 +140,7 @@ func announce(stderr io.Writer, ts tests) {
 	if len(ts.flags) > 0 {
 		cmd += " " + strings.Join(ts.flags, " ")
 	}
-	fmt.Fprintf(stderr, "running the tests (a first, cold run compiles SQLite: up to a minute):\n  %s\n", cmd)
+	fmt.Fprintf(stderr, "running the tests (a first, cold run compiles SQLite: a minute or more):\n  %s\n", cmd)
 }
 
 // tail returns the last n lines of out.

@@ -307,7 +307,7 @@ func exportTree(stderr io.Writer, root, variant, scenario string) (*workshop.Tre
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "stepper.json")
 	pattern := report.CellPattern(stepperTest, scenario, variant)
-	fmt.Fprintf(stderr, "exporting every schedule (a cold first run compiles SQLite: up to a minute): go test ./scenarios -run '%s' -lab.stepper=FILE\n", pattern)
+	fmt.Fprintf(stderr, "exporting every schedule (a cold first run compiles SQLite: a minute or more): go test ./scenarios -run '%s' -lab.stepper=FILE\n", pattern)
 	cmd := exec.Command("go", "test", "./scenarios", "-run", pattern, "-count=1", "-vet=off", "-lab.stepper="+path)
 	cmd.Dir = root
 	out, runErr := cmd.CombinedOutput()
