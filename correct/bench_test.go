@@ -102,6 +102,12 @@ func benchProcess(b *testing.B, d durability, load string, deliverers int) {
 			b.Error(err)
 		}
 	}
+	drive(b, deliverers, deliver)
+}
+
+// drive calls deliver b.N times from deliverers goroutines (one: the
+// benchmark's own) and reports events/s.
+func drive(b *testing.B, deliverers int, deliver func()) {
 	if deliverers == 1 {
 		for b.Loop() {
 			deliver()
@@ -135,14 +141,7 @@ func benchProcess(b *testing.B, d durability, load string, deliverers int) {
 // 32 connections: 64 deliverers queue for them, as they would in a
 // service whose pool is smaller than its request concurrency.
 func BenchmarkPostgres(b *testing.B) {
-	srv, why, err := labtest.ConnectPostgres()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if srv == nil {
-		b.Skip(why)
-	}
-	defer srv.Close()
+	srv := labtest.NeedPostgres(b)
 	admin, err := sql.Open("pgx", srv.URL())
 	if err != nil {
 		b.Fatal(err)
@@ -247,19 +246,7 @@ func benchPostgres(b *testing.B, admin *sql.DB, server, schema string, level lab
 			}
 		}
 	}
-	if deliverers == 1 {
-		for b.Loop() {
-			deliver()
-		}
-	} else {
-		b.SetParallelism(max(1, deliverers/runtime.GOMAXPROCS(0)))
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				deliver()
-			}
-		})
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	drive(b, deliverers, deliver)
 	b.ReportMetric(float64(retries.Load())*1000/float64(b.N), "retries/1000")
 	b.ReportMetric(float64(busy.Load())*1000/float64(b.N), "busy/1000")
 	b.ReportMetric(float64(failed.Load())*1000/float64(b.N), "errors/1000")

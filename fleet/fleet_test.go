@@ -122,20 +122,10 @@ type kill struct {
 // newBurst creates the database, its tables and accounts 1 to 3, and
 // starts the receivers in role and the workers.
 func newBurst(t *testing.T, role string, workers int) *burst {
-	srv, why, err := labtest.ConnectPostgres()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if srv == nil {
-		t.Skip(why)
-	}
-	t.Cleanup(func() {
-		if err := srv.Close(); err != nil {
-			t.Errorf("dropping the test's database: %v", err)
-		}
-	})
+	srv := labtest.NeedPostgres(t)
 	b := &burst{t: t, dbURL: srv.URL(), role: role, addrs: make([]atomic.Pointer[string], Receivers), kills: map[int64]kill{},
 		dying: Receivers - 1, revived: make(chan error, 1), over: make(chan struct{})}
+	var err error
 	b.db, err = sql.Open("pgx", b.dbURL)
 	if err != nil {
 		t.Fatal(err)

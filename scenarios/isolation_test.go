@@ -98,7 +98,7 @@ type isoRun struct {
 }
 
 func TestIsolationTester(t *testing.T) {
-	srv := postgresServer(t)
+	srv := labtest.NeedPostgres(t)
 	if _, err := os.Stat(isolationTester); err != nil {
 		t.Fatalf("PostgreSQL's isolationtester: %v (Debian ships it in postgresql-client-15)", err)
 	}

@@ -14,26 +14,6 @@ import (
 	"idemlab/variants"
 )
 
-// postgresServer connects to the server IDEMLAB_PG names, once per test,
-// and drops the lab's database when the test ends; without the variable the
-// test skips with one line that says how to run it.
-func postgresServer(t *testing.T) *labtest.Server {
-	t.Helper()
-	srv, why, err := labtest.ConnectPostgres()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if srv == nil {
-		t.Skip(why)
-	}
-	t.Cleanup(func() {
-		if err := srv.Close(); err != nil {
-			t.Errorf("dropping the lab's database: %v", err)
-		}
-	})
-	return srv
-}
-
 // postgresRows are the matrix's rows on PostgreSQL: every registered variant
 // that describes itself there, then the mistakes only PostgreSQL has.
 func postgresRows() []lab.Variant {
@@ -57,7 +37,7 @@ func levelSlug(level lab.Isolation) string {
 // testdata/postgres-<level>.golden (-update rewrites them). As on SQLite,
 // the correct variant must hold every scenario at every level.
 func TestPostgres(t *testing.T) {
-	srv := postgresServer(t)
+	srv := labtest.NeedPostgres(t)
 	t.Logf("PostgreSQL %s", srv.Version())
 	rows := postgresRows()
 	for _, level := range lab.Isolations {

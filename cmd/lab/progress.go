@@ -50,15 +50,7 @@ func followProgress(r io.Reader, output io.Writer, w io.Writer, whole bool, dept
 	started := false
 	show := func(text string) { fmt.Fprintf(w, "\r\033[K%s", text) }
 	show("compiling the scenario tests (a cold first run compiles SQLite: a minute or more)…")
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for sc.Scan() {
-		var e testEvent
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			fmt.Fprintln(output, sc.Text()) // not an event: pass it on as it is
-			continue
-		}
-		io.WriteString(output, e.Output)
+	events(r, output, func(e testEvent) {
 		if _, n, ok := strings.Cut(e.Output, cellsMarker); ok && whole {
 			last, _ = strconv.Atoi(strings.TrimSpace(n))
 			announced++
@@ -76,7 +68,7 @@ func followProgress(r io.Reader, output io.Writer, w io.Writer, whole bool, dept
 				show(fmt.Sprintf("running the scenarios: %d cells done", done))
 			}
 		}
-	}
+	})
 	fmt.Fprint(w, "\r\033[K")
 }
 

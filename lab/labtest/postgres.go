@@ -100,6 +100,27 @@ func ConnectPostgres() (*Server, string, error) {
 	return &Server{admin: admin, control: control, url: u, name: name}, "", nil
 }
 
+// NeedPostgres is ConnectPostgres for a test: it skips the test with the
+// one line that says how to run it when IDEMLAB_PG is not set, fails it
+// when the server cannot be reached, and drops the test's database when
+// the test ends.
+func NeedPostgres(tb testing.TB) *Server {
+	tb.Helper()
+	srv, why, err := ConnectPostgres()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if srv == nil {
+		tb.Skip(why)
+	}
+	tb.Cleanup(func() {
+		if err := srv.Close(); err != nil {
+			tb.Errorf("dropping the test's database: %v", err)
+		}
+	})
+	return srv
+}
+
 // withDatabase returns the connection string dsn with its database
 // replaced by name. Both URL and keyword/value forms are accepted; the
 // result is a URL.

@@ -13,26 +13,6 @@ import (
 	"idemlab/lab"
 )
 
-// connectPostgres connects to the server IDEMLAB_PG names for one test, and
-// drops the lab's database when it ends; without the variable the test
-// skips.
-func connectPostgres(t *testing.T) *Server {
-	t.Helper()
-	srv, why, err := ConnectPostgres()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if srv == nil {
-		t.Skip(why)
-	}
-	t.Cleanup(func() {
-		if err := srv.Close(); err != nil {
-			t.Errorf("dropping the lab's database: %v", err)
-		}
-	})
-	return srv
-}
-
 // pgHandler is the correct handler's transaction, reduced: the inbox row,
 // then the credit when it is new.
 type pgHandler struct{ db *sql.DB }
@@ -84,7 +64,7 @@ func pgVariant(lockTimeout string) lab.Variant {
 // INSERT waits for A's row, A's COMMIT comes long after that, so a lab
 // that kept the timeout would answer busy there instead of duplicate.
 func TestPostgresScheduledWaits(t *testing.T) {
-	srv := connectPostgres(t)
+	srv := NeedPostgres(t)
 	v := pgVariant("1ms")
 	r := NewPostgresRun(t, v, srv, lab.ReadCommitted)
 	for _, c := range []struct {
@@ -228,7 +208,7 @@ func checkDetector(t *testing.T, srv *Server, detect detector) []string {
 // plausible slip, must each be caught by checkDetector on the situation it
 // gets wrong.
 func TestPostgresWaitDetector(t *testing.T) {
-	srv := connectPostgres(t)
+	srv := NeedPostgres(t)
 	if wrong := checkDetector(t, srv, waitsFor); len(wrong) > 0 {
 		t.Errorf("waitsFor: %s", strings.Join(wrong, "; "))
 	}
