@@ -6,12 +6,11 @@
 // The fix: key the inbox on (source, event_id) and keep the content only to
 // compare repeats with.
 //
-// On PostgreSQL it would make the same mistake with the same code and the
-// same schema in PostgreSQL's dialect (PostgresSchema, which keys on source
-// and digest), but it has no row in the PostgreSQL matrices yet: their
-// LockTimeout holds the event's inbox row by inserting it as correct's
-// schema stores it, which this schema refuses (its digest is NOT NULL), so
-// that cell cannot be set up.
+// It has no row in the PostgreSQL matrices yet: their LockTimeout holds
+// the event's inbox row by inserting it as correct's schema stores it,
+// which this schema (keyed on source and digest, digest NOT NULL) refuses,
+// so that cell cannot be set up. On PostgreSQL it would make the same
+// mistake with the same code.
 //
 // Compare: diff -u correct/process.go naive/contenthash/process.go
 package contenthash
