@@ -15,6 +15,7 @@ import (
 	"idemlab/correct"
 	"idemlab/lab"
 	"idemlab/naive/effectfirst"
+	"idemlab/naive/swallow"
 )
 
 // killEnv carries the crash point from TestCrashIsAKill to its child.
@@ -202,4 +203,44 @@ func crashChild(t *testing.T, raw string, crashVariants []lab.Variant) {
 		t.Fatalf("crash child ran clean: Process = %v, want applied", a)
 	}
 	db.close()
+}
+
+// TestKilledDeliveryIsGone holds Crash to what a dead process means: after
+// the kill, nothing the delivery's handler still does — the ROLLBACK of its
+// transaction, the error naive/swallow logs and carries on from, its
+// answer — runs on the kept files, is logged, or counts as an answer. A lab
+// that did not silence the dead session (the swallowed error's log line
+// appears) or that recorded the handler's answer fails here; both were
+// tried.
+func TestKilledDeliveryIsGone(t *testing.T) {
+	sc := Scenario{Name: "Killed", Run: func(r *Run) {
+		db := r.Open()
+		e := lab.Event{Source: "provider-a", EventID: "evt-7", AccountID: 1, Amount: 500}
+		killed, a := db.Crash(e, Before, 3) // before the UPDATE: the INSERT is undone
+		if !killed || a.Outcome != 0 || a.Err != nil {
+			t.Errorf("Crash(%v, before statement 3) = %v, %v, want killed and no answer", e, killed, a)
+		}
+		text := r.Transcript.String()
+		for _, gone := range []string{"A4:", "A: answer", "ROLLBACK", "the handler is told", "crediting the account failed"} {
+			if strings.Contains(text, gone) {
+				t.Errorf("transcript after the kill has %q, want nothing of the dead delivery:\n%s", gone, text)
+			}
+		}
+		db.mu.Lock()
+		answers := len(db.answers)
+		db.mu.Unlock()
+		if answers != 0 {
+			t.Errorf("answers after the kill = %d, want 0", answers)
+		}
+		if n := db.InboxRows(); n != 0 {
+			t.Errorf("inbox rows after the kill before the UPDATE = %d, want 0 (the hot journal rolled back)", n)
+		}
+	}}
+	// naive/swallow logs the error it swallows, on its session's lines:
+	// after the kill that line must not appear either.
+	for _, v := range []lab.Variant{correct.Variant, swallow.Variant} {
+		if cell := RunCell(t, sc, v); !cell.Pass {
+			t.Errorf("RunCell(Killed, %s) failed: %v", v.Name, cell.Failures)
+		}
+	}
 }
