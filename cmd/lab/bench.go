@@ -109,15 +109,21 @@ func cmdBench(stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	bench, about := "BenchmarkProcess", "about a minute"
+	// 3 durabilities × 3 loads × 3 deliverer counts, and as many again on
+	// PostgreSQL's three levels.
+	bench, about, total := "BenchmarkProcess", "about a minute", 27
 	if os.Getenv("IDEMLAB_PG") != "" {
-		bench, about = "BenchmarkProcess|BenchmarkPostgres", "about two minutes, PostgreSQL included"
+		bench, about, total = "BenchmarkProcess|BenchmarkPostgres", "about two minutes, PostgreSQL included", 54
 	}
 	args := []string{"test", "./correct", "-run", "^$", "-bench", bench, "-benchtime", "1s"}
 	fmt.Fprintf(stderr, "running (%s): go %s\n", about, strings.Join(args, " "))
 	cmd := exec.Command("go", args...)
 	cmd.Dir = root
-	out, err := cmd.CombinedOutput()
+	var progress io.Writer
+	if f, ok := stderr.(*os.File); ok && isTerminal(f) {
+		progress = stderr
+	}
+	out, err := runBench(cmd, progress, total)
 	if err != nil {
 		stderr.Write(out)
 		return fmt.Errorf("the benchmarks failed: %v", err)
@@ -129,4 +135,37 @@ func cmdBench(stdout, stderr io.Writer) error {
 	}
 	_, err = io.WriteString(stdout, renderBench(metrics, durabilities, deliverers))
 	return err
+}
+
+// runBench runs the benchmarks and returns their combined output. go test
+// prints a result line as each measurement ends; with a progress writer (a
+// terminal) one line there counts them, "N of total measurements done".
+func runBench(cmd *exec.Cmd, progress io.Writer, total int) ([]byte, error) {
+	if progress == nil {
+		return cmd.CombinedOutput()
+	}
+	var out bytes.Buffer
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	waited := make(chan error, 1)
+	go func() {
+		err := cmd.Wait()
+		pw.Close()
+		waited <- err
+	}()
+	done := 0
+	fmt.Fprintf(progress, "\r\033[Kcompiling the benchmarks…")
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		out.WriteString(sc.Text() + "\n")
+		if benchLine.MatchString(sc.Text()) {
+			done++
+			fmt.Fprintf(progress, "\r\033[K%d of %d measurements done", done, total)
+		}
+	}
+	fmt.Fprint(progress, "\r\033[K")
+	return out.Bytes(), <-waited
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -406,5 +407,25 @@ BenchmarkPostgres/pg-ser/distinct/deliverers=64-2     	    1000	   2387718 ns/op
 		if n := utf8.RuneCountInString(line); n > 100 {
 			t.Errorf("renderBench line %q is %d columns, want at most 100", line, n)
 		}
+	}
+}
+
+// TestRunBenchProgress counts finished measurements on the progress line,
+// and only those: go test's other lines (goos, PASS) are not measurements.
+func TestRunBenchProgress(t *testing.T) {
+	lines := "goos: linux\n" +
+		"BenchmarkProcess/WAL-FULL/bare/deliverers=1-2 \t 200\t 15118648 ns/op\t 100.0 events/s\n" +
+		"BenchmarkProcess/WAL-FULL/distinct/deliverers=1-2 \t 200\t 30203928 ns/op\t 80.00 events/s\n" +
+		"PASS\n"
+	var progress strings.Builder
+	out, err := runBench(exec.Command("printf", "%s", lines), &progress, 27)
+	if err != nil {
+		t.Fatalf("runBench(printf) = %v", err)
+	}
+	if string(out) != lines {
+		t.Errorf("runBench(printf) output = %q, want %q", out, lines)
+	}
+	if !strings.Contains(progress.String(), "2 of 27 measurements done") || strings.Contains(progress.String(), "3 of 27") {
+		t.Errorf("runBench(printf) progress = %q, want it to count 2 of 27", progress.String())
 	}
 }
