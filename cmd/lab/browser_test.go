@@ -414,3 +414,19 @@ func TestBrowserBackends(t *testing.T) {
 	}
 	shot(t, ctx, "workshop-postgres.png")
 }
+
+// webData gathers what the pages show from one finished run: the report,
+// the stepper's trees, every variant's diff against correct/ (as the diff
+// subcommand prints it) and CLAIMS.md. The browser tests serve it; the command itself
+// fills the page as the tests run (fillTabs).
+func webData(root string, rep *report.Report, stepperPath string) (*workshop.Data, error) {
+	st, err := workshop.ReadStepper(stepperPath)
+	if err != nil {
+		return nil, fmt.Errorf("reading the stepper's trees: %w", err)
+	}
+	claims, err := os.ReadFile(filepath.Join(root, "CLAIMS.md"))
+	if err != nil {
+		return nil, err
+	}
+	return &workshop.Data{Report: rep, Stepper: st, Diffs: webDiffs(), Claims: string(claims)}, nil
+}

@@ -259,21 +259,6 @@ func newServer(h http.Handler) *http.Server {
 	}
 }
 
-// webData gathers what the pages show from one finished run: the report,
-// the stepper's trees, every variant's diff against correct/ (as the diff
-// subcommand prints it) and CLAIMS.md. The browser tests serve it.
-func webData(root string, rep *report.Report, stepperPath string) (*workshop.Data, error) {
-	st, err := workshop.ReadStepper(stepperPath)
-	if err != nil {
-		return nil, fmt.Errorf("reading the stepper's trees: %w", err)
-	}
-	claims, err := os.ReadFile(filepath.Join(root, "CLAIMS.md"))
-	if err != nil {
-		return nil, err
-	}
-	return &workshop.Data{Report: rep, Stepper: st, Diffs: webDiffs(), Claims: string(claims)}, nil
-}
-
 // cmdStep plays one race in the terminal: it exports that race's tree (one
 // cell of TestStepper) and walks it with the student's choices.
 func cmdStep(stdin io.Reader, stdout, stderr io.Writer, variantArg, scenario string) error {
