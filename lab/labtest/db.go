@@ -55,6 +55,7 @@ type DB struct {
 	dead    map[string]bool               // sessions a crash fault killed (see Crash)
 	frozen  string                        // where die kept the files at the instant of a crash
 	snap    *sql.Stmt                     // snapshot's query, prepared on sql
+	stalls  map[string]*stall             // deliveries HoldDelivery stops, by session
 }
 
 // Open creates a fresh database for the run's variant, seeded with accounts
@@ -388,7 +389,8 @@ func (db *DB) ended(tx *openTx) {
 // sleeps in real time: the synctest bubble cannot tell it from work, the
 // scheduler cannot order it, and the caller's deadline does not reach it. A
 // call without a session counts as the handler's while a delivery is in
-// Process; the lab's own reads happen between deliveries. The call fails
+// Process (unless the lab stalled it); the lab's own reads happen between
+// deliveries. The call fails
 // at once, and the run reports what the handler did, once per session.
 func (db *DB) blind(ctx context.Context) error {
 	if ctx.Done() != nil {
@@ -397,11 +399,20 @@ func (db *DB) blind(ctx context.Context) error {
 	who := SessionOf(ctx)
 	db.mu.Lock()
 	if who == "" {
+		// A stalled delivery (HoldDelivery) is in Process, but stopped
+		// inside the driver: the call is not its handler's.
+		var active []string
 		for name := range db.busy {
-			who = name // the one delivery in Process, or one of several
-			if len(db.busy) > 1 {
-				who = "a delivery"
+			if db.stalls[name] == nil {
+				active = append(active, name)
 			}
+		}
+		switch len(active) {
+		case 0:
+		case 1:
+			who = active[0] // the one delivery in Process
+		default:
+			who = "a delivery"
 		}
 	}
 	first := who != "" && !db.blinded[who]
@@ -559,6 +570,9 @@ func (db *DB) deliverFrom(parent context.Context, session string, e lab.Event, t
 	}
 	if db.isDead(session) {
 		return Answer{Session: session, Event: e} // a dead process answers nothing
+	}
+	if db.pg != nil {
+		db.pg.starved(db.run.tb, err)
 	}
 	db.run.Transcript.Note(session, "answer", a.String())
 	db.mu.Lock()
@@ -748,11 +762,21 @@ func (db *DB) snapshot() snapshot {
 	// invariants can report, instead of a scan error that would stop the lab.
 	// It is prepared once per pool: parsing it again for every snapshot
 	// cost as much as running it.
+	//
+	// On PostgreSQL it runs on the lab's control connection, at READ
+	// COMMITTED, with the schema named: on the variant's pool it would run
+	// at the variant's isolation level, and at SERIALIZABLE take predicate
+	// locks of its own, from the table in shared memory that the
+	// deliveries' answers depend on (see pgDB.interference).
 	if db.snap == nil {
-		st, err := db.sql.Prepare(`SELECT 0, id, CAST(balance AS BIGINT), '', '', 0 FROM accounts
+		pool, schema := db.sql, ""
+		if db.pg != nil {
+			pool, schema = db.pg.srv.control, db.pg.schema+"."
+		}
+		st, err := pool.Prepare(`SELECT 0, id, CAST(balance AS BIGINT), '', '', 0 FROM ` + schema + `accounts
 			UNION ALL
 			SELECT 1, 0, CAST(amount AS BIGINT), coalesce(source, '(NULL)'), coalesce(event_id, '(NULL)'),
-				coalesce(account_id, 0) FROM inbox`)
+				coalesce(account_id, 0) FROM ` + schema + `inbox`)
 		if err != nil {
 			db.run.tb.Fatalf("reading accounts and inbox: %v", err)
 		}

@@ -35,6 +35,10 @@ type stepper interface {
 	// blind refuses a call whose context can never be done, made for a
 	// delivery: SQLite would wait for a lock in real time (see DB.blind).
 	blind(ctx context.Context) error
+	// stallFor returns the stall that stops s once it has run, or nil;
+	// stallAt stops there (see HoldDelivery).
+	stallFor(s *stmt) *stall
+	stallAt(st *stall, s *stmt, wrapped bool) error
 }
 
 // connector wraps a modernc connector so that every connection it makes is
@@ -223,6 +227,9 @@ func (c *conn) exec(ctx context.Context, query string, args []driver.NamedValue,
 	}
 	if err := c.before(ctx, s); err != nil {
 		return nil, err
+	}
+	if st := c.c.hooks.stallFor(s); st != nil {
+		return nil, c.execStalled(ctx, s, st, run)
 	}
 	res, err := run(s.Args)
 	r := &stmtResult{Err: err, Rows: -1, InTx: c.inTx}

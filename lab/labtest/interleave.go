@@ -39,19 +39,27 @@ type tried struct {
 // injected into every interleaving's database before it starts.
 func (r *Run) Interleavings(accounts []Account, sessions [][]lab.Event, want func(c *Run, db *DB, answers []Answer), faults ...Fault) []report.Permutation {
 	var perms []tried
-	var explore func(plan []string)
-	explore = func(plan []string) {
+	var explore func(plan []decision)
+	explore = func(plan []decision) {
 		c := r.child()
 		db := c.OpenScheduled(accounts...)
 		for _, f := range faults {
 			db.Inject(f)
 		}
-		answers, decisions := db.schedule(func(step int, _ []string, robin string) string {
-			if step < len(plan) {
-				return plan[step]
+		followed := true
+		answers, decisions := db.schedule(func(step int, parked []string, robin string) string {
+			if step < len(plan) && followed {
+				if slices.Contains(parked, plan[step].chosen) {
+					return plan[step].chosen
+				}
+				followed = false // finish round robin, then report it below
 			}
 			return robin
 		}, sessions)
+		if at := divergence(plan, decisions); at >= 0 || !followed {
+			c.Close()
+			r.tb.Fatalf("%s", diverged(db, plan, decisions, at, &c.Transcript))
+		}
 		want(c, db, answers)
 		outcome := summarize(answers, db.snapshot())
 		c.Close()
@@ -75,11 +83,10 @@ func (r *Run) Interleavings(accounts []Account, sessions [][]lab.Event, want fun
 				if alt == decisions[i].chosen {
 					continue
 				}
-				next := make([]string, 0, i+1)
-				for _, d := range decisions[:i] {
-					next = append(next, d.chosen)
-				}
-				explore(append(next, alt))
+				next := slices.Clone(decisions[:i+1])
+				next[i].chosen = alt
+				next[i].step = stepOf(decisions[i].view, alt)
+				explore(next)
 			}
 		}
 	}
@@ -114,6 +121,54 @@ func (r *Run) Interleavings(accounts []Account, sessions [][]lab.Event, want fun
 	r.Transcript.include(shortest.transcript)
 	r.Errorf("%d of %d interleavings break it; the shortest, %s: %s", len(failed), len(perms), shortest.Schedule, shortest.Failures[0])
 	return list
+}
+
+// divergence returns the first decision at which a replay did not meet
+// what the run it replays met: other sessions parked, or the chosen one at
+// another statement. It returns -1 when the replay followed the plan.
+func divergence(plan, got []decision) int {
+	for i, want := range plan {
+		if i >= len(got) || !slices.Equal(want.choices, got[i].choices) || want.step != got[i].step {
+			return i
+		}
+	}
+	return -1
+}
+
+// stepOf returns the step session name is parked at in view ("B3").
+func stepOf(view []report.SessionState, name string) string {
+	for _, st := range view {
+		if st.Name == name {
+			return st.Step
+		}
+	}
+	return ""
+}
+
+// diverged says how a replay left the run it replays, for the lab's
+// failure: an interleaving that does not replay cannot be trusted, whatever
+// verdict it gave. The handler's code did not change between the two runs,
+// so the database answered a statement differently on the same schedule.
+func diverged(db *DB, plan, got []decision, at int, t *Transcript) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "lab: replaying the schedule %s …, the database did not answer as in the run it replays", scheduleString(plan))
+	switch {
+	case at >= 0 && at < len(got):
+		fmt.Fprintf(&b, ": before step %d that run had %s parked and took %s; this one had %s parked and took %s",
+			at+1, strings.Join(plan[at].choices, ", "), plan[at].step, strings.Join(got[at].choices, ", "), got[at].step)
+	case at >= 0:
+		fmt.Fprintf(&b, ": before step %d that run had %s parked and took %s; this one had ended",
+			at+1, strings.Join(plan[at].choices, ", "), plan[at].step)
+	}
+	b.WriteString(".\nThe handler and the schedule were the same, so something outside the test changed an answer")
+	if db.pg != nil {
+		b.WriteString(db.pg.interference())
+	} else {
+		b.WriteString(".")
+	}
+	b.WriteString("\nThis run's transcript:\n")
+	b.WriteString(t.String())
+	return b.String()
 }
 
 // summarize describes answers and balances in one line.

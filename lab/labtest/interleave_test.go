@@ -4,8 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 
@@ -103,6 +106,67 @@ func TestPlan(t *testing.T) {
 		r.Close()
 		if want := "B1 A1 B2 A2"; got != want {
 			t.Errorf("Interleave(Plan(\"B1 A1\")) schedule = %q, want %q", got, want)
+		}
+	})
+}
+
+// drifting is twoWrites until its fifth call, and one write from then on: a
+// database that answers differently on the same schedule looks like this
+// to the lab.
+type drifting struct {
+	db    *sql.DB
+	calls *atomic.Int64
+}
+
+func (h drifting) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) {
+	writes := 2
+	if h.calls.Add(1) >= 5 {
+		writes = 1
+	}
+	for range writes {
+		if _, err := h.db.ExecContext(ctx, `UPDATE accounts SET balance = balance + ? WHERE id = ?`, e.Amount, e.AccountID); err != nil {
+			return 0, err
+		}
+	}
+	return lab.Applied, nil
+}
+
+// fatalTB records a Fatalf instead of failing the test, and ends the
+// goroutine that called it, as the real one does.
+type fatalTB struct {
+	testing.TB
+	mu  sync.Mutex
+	msg string
+}
+
+func (f *fatalTB) Fatalf(format string, args ...any) {
+	f.mu.Lock()
+	f.msg = fmt.Sprintf(format, args...)
+	f.mu.Unlock()
+	runtime.Goexit()
+}
+
+// A replay that does not meet what the run it replays met is the lab's
+// failure, named as such, not a verdict and not a panic: its verdict
+// would depend on something outside the test. The enumeration replays the
+// first run's decisions for the second interleaving; drifting changes what
+// the sessions do from then on, so that replay ends a step early.
+func TestInterleavingsRefuseADriftingReplay(t *testing.T) {
+	v := testVariant
+	var calls atomic.Int64
+	v.New = func(db *sql.DB) lab.Processor { return drifting{db, &calls} }
+	synctest.Test(t, func(t *testing.T) {
+		tb := &fatalTB{TB: t}
+		r := NewRun(tb, v)
+		e := lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 1}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			r.Interleavings(nil, [][]lab.Event{{e}, {e}}, func(*Run, *DB, []Answer) {})
+		}()
+		<-done
+		if want := "did not answer as in the run it replays"; !strings.Contains(tb.msg, want) {
+			t.Errorf("Interleavings(a drifting handler) stopped with %q, want a message containing %q", tb.msg, want)
 		}
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"idemlab/lab"
@@ -252,6 +253,8 @@ type pgDB struct {
 	untimed bool
 	mu      sync.Mutex
 	pids    []uint32
+	// starvedOnce: starved has reported this database
+	starvedOnce bool
 }
 
 // connected records a new connection's server process.
@@ -402,12 +405,17 @@ func setupPostgres(srv *Server, name, schema string, accounts []Account) error {
 }
 
 // reseed gives a kept database to run r as if it were new.
+//
+// It writes on the control connection, at READ COMMITTED, as setupPostgres
+// does: the variant's pool would write at the variant's isolation level,
+// and at SERIALIZABLE take predicate locks of the lab's own.
 func (db *DB) reseed(r *Run, accounts []Account) {
-	if _, err := db.sql.Exec(`DELETE FROM inbox; DELETE FROM accounts`); err != nil {
+	ctl, schema := db.pg.srv.control, db.pg.schema
+	if _, err := ctl.Exec(`DELETE FROM ` + schema + `.inbox; DELETE FROM ` + schema + `.accounts`); err != nil {
 		r.tb.Fatalf("emptying %s: %v", db.Path, err)
 	}
 	for _, a := range accounts {
-		if _, err := db.sql.Exec(`INSERT INTO accounts (id, balance) VALUES ($1, $2)`, a.ID, a.Balance); err != nil {
+		if _, err := ctl.Exec(`INSERT INTO `+schema+`.accounts (id, balance) VALUES ($1, $2)`, a.ID, a.Balance); err != nil {
 			r.tb.Fatalf("account %d: %v", a.ID, err)
 		}
 	}
@@ -452,6 +460,9 @@ func (r *Run) closeKept() error {
 
 // closeReally closes the pool and drops the schema.
 func (db *DB) closeReally() error {
+	if db.snap != nil {
+		db.snap.Close()
+	}
 	if err := db.sql.Close(); err != nil {
 		return err
 	}
@@ -621,6 +632,51 @@ func (db *DB) AttemptWhileLocked(e lab.Event, statements ...string) Answer {
 	}
 	db.run.Transcript.Note("other", "ROLLBACK", "releases its locks")
 	return a
+}
+
+// interference describes what of the server's state, shared with its other
+// clients, can change PostgreSQL's answers on a schedule the lab repeats:
+// at SERIALIZABLE, the predicate locks of every serializable transaction
+// on the server come from one table in shared memory, and a committed
+// transaction's locks are kept until every transaction that overlapped it
+// has ended. One long-running serializable transaction elsewhere keeps
+// them all, until the table is full and statements fail with 53200 "out of
+// shared memory" (a long-running one on this machine did that to the lab,
+// in the middle of an interleaving it had run cleanly before).
+func (p *pgDB) interference() string {
+	var locks int
+	var oldest string
+	err := p.srv.control.QueryRow(`SELECT (SELECT count(*) FROM pg_locks WHERE mode = 'SIReadLock'),
+		coalesce((SELECT (now() - min(xact_start))::text FROM pg_stat_activity
+			WHERE xact_start IS NOT NULL AND pid <> pg_backend_pid()), 'none')`).Scan(&locks, &oldest)
+	if err != nil {
+		return " (asking the server what else it runs failed: " + err.Error() + ")"
+	}
+	hint := fmt.Sprintf("PostgreSQL's answers at SERIALIZABLE depend on every other serializable transaction on "+
+		"the server: one long-running transaction keeps every predicate lock taken since it began, until "+
+		"statements fail with 53200 out of shared memory. The server holds %d predicate locks now; its "+
+		"oldest open transaction began %s ago. Run the suite on a server nothing else is using.", locks, oldest)
+	return ":\n" + strings.Join(wrapWords(hint, 88, 0), "\n")
+}
+
+// starved fails the test, once per database, when a delivery's error is
+// the server's lack of resources (SQLSTATE class 53: out of shared memory,
+// too many connections): an answer no handler chose, which says nothing of
+// the variant and would make its verdict the server's.
+func (p *pgDB) starved(tb testing.TB, err error) {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || !strings.HasPrefix(pe.Code, "53") {
+		return
+	}
+	p.mu.Lock()
+	first := !p.starvedOnce
+	p.starvedOnce = true
+	p.mu.Unlock()
+	if first {
+		tb.Errorf("lab: the server refused a delivery for lack of resources (%s, SQLSTATE %s):\n"+
+			"the verdict would be the server's, not the variant's%s",
+			pe.Message, pe.Code, p.interference())
+	}
 }
 
 // cancelBlockedBy cancels the statement of every connection of the

@@ -3,12 +3,16 @@ package labtest
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"idemlab/lab"
 )
@@ -243,5 +247,150 @@ func TestPostgresWaitDetector(t *testing.T) {
 		if !slices.ContainsFunc(wrong, func(w string) bool { return strings.HasPrefix(w, c.caught+":") }) {
 			t.Errorf("checkDetector(%s) = %q, want it caught where a session %s", c.name, wrong, c.caught)
 		}
+	}
+}
+
+// pgAutocommit is pgHandler without its transaction: the inbox row and the
+// credit are statements of their own, as naive/checkthenact's are.
+type pgAutocommit struct{ db *sql.DB }
+
+func (h pgAutocommit) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) {
+	res, err := h.db.ExecContext(ctx, `INSERT INTO inbox (source, event_id, account_id, amount)
+		VALUES ($1, $2, $3, $4) ON CONFLICT (source, event_id) DO NOTHING`, e.Source, e.EventID, e.AccountID, e.Amount)
+	if err != nil {
+		return 0, lab.Classify(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return lab.Duplicate, nil
+	}
+	if _, err := h.db.ExecContext(ctx, `UPDATE accounts SET balance = balance + $1 WHERE id = $2`, e.Amount, e.AccountID); err != nil {
+		return 0, lab.Classify(err)
+	}
+	return lab.Applied, nil
+}
+
+// holder is the shape of DB.HoldDelivery.
+type holder func(db *DB, e lab.Event) (release func() Answer)
+
+// checkHold puts hold to what LockTimeout needs of a stalled delivery, with
+// handler new, and returns what it got wrong: while it holds, the event's
+// row exists for nobody else and a second delivery of the event waits for
+// it until the lock_timeout (busy); released, the stalled delivery fails
+// and leaves nothing; a redelivery then applies.
+func checkHold(t *testing.T, srv *Server, new func(*sql.DB) lab.Processor, hold holder) []string {
+	t.Helper()
+	v := pgVariant("50ms")
+	v.Postgres.New = new
+	r := NewPostgresRun(t, v, srv, lab.ReadCommitted)
+	defer r.Close()
+	db := r.Open()
+	var wrong []string
+	rows := func() int {
+		var n int
+		if err := srv.control.QueryRow("SELECT count(*) FROM " + db.pg.schema + ".inbox").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	e := lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 5}
+	release := hold(db, e)
+	if n := rows(); n != 0 {
+		wrong = append(wrong, fmt.Sprintf("holding: %d inbox rows seen from another connection, want 0", n))
+	}
+	if a := db.Attempt(e); !errors.Is(a.Err, lab.ErrBusy) {
+		wrong = append(wrong, fmt.Sprintf("holding: a second delivery = %v, want busy (it waits for the row)", a))
+	}
+	if a := release(); !errors.Is(a.Err, ErrInjected) {
+		wrong = append(wrong, fmt.Sprintf("released: the stalled delivery = %v, want an injected error", a))
+	}
+	if n := rows(); n != 0 {
+		wrong = append(wrong, fmt.Sprintf("released: %d inbox rows, want 0", n))
+	}
+	if a := db.Attempt(e); a.Err != nil || a.Outcome != lab.Applied {
+		wrong = append(wrong, fmt.Sprintf("released: the redelivery = %v, want applied", a))
+	}
+	return wrong
+}
+
+// HoldDelivery must hold the row the handler itself writes, uncommitted,
+// whether the handler writes it in a transaction or as a statement of its
+// own, and let it go without a trace. The wrong holds below, each a
+// plausible slip, must each be caught by checkHold where it goes wrong.
+func TestPostgresHoldDelivery(t *testing.T) {
+	srv := NeedPostgres(t)
+	inTx := func(db *sql.DB) lab.Processor { return pgHandler{db} }
+	autocommit := func(db *sql.DB) lab.Processor { return pgAutocommit{db} }
+	for name, new := range map[string]func(*sql.DB) lab.Processor{"in a transaction": inTx, "autocommit": autocommit} {
+		if wrong := checkHold(t, srv, new, (*DB).HoldDelivery); len(wrong) > 0 {
+			t.Errorf("HoldDelivery, the handler's INSERT %s: %s", name, strings.Join(wrong, "; "))
+		}
+	}
+	failed := func() Answer { return Answer{Err: ErrInjected} }
+	for _, c := range []struct {
+		name   string
+		hold   holder
+		caught string // the start of what it must get wrong
+	}{
+		{"lets the delivery finish", func(db *DB, e lab.Event) func() Answer {
+			db.Attempt(e)
+			return failed
+		}, "holding: 1 inbox rows seen"},
+		{"stops before the INSERT", func(db *DB, e lab.Event) func() Answer {
+			return failed
+		}, "holding: a second delivery"},
+		{"commits when released", func(db *DB, e lab.Event) func() Answer {
+			c, err := db.Pool().Conn(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, st := range []string{"BEGIN", fmt.Sprintf(`INSERT INTO inbox VALUES ('%s', '%s', %d, %d)`, e.Source, e.EventID, e.AccountID, e.Amount)} {
+				if _, err := c.ExecContext(context.Background(), st); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return func() Answer {
+				defer c.Close()
+				if _, err := c.ExecContext(context.Background(), "COMMIT"); err != nil {
+					t.Fatal(err)
+				}
+				return failed()
+			}
+		}, "released: 1 inbox rows"},
+	} {
+		wrong := checkHold(t, srv, inTx, c.hold)
+		if !slices.ContainsFunc(wrong, func(w string) bool { return strings.HasPrefix(w, c.caught) }) {
+			t.Errorf("checkHold(%s) = %q, want it caught at %q", c.name, wrong, c.caught)
+		}
+	}
+}
+
+// errorTB records Errorf instead of failing the test.
+type errorTB struct {
+	testing.TB
+	mu     sync.Mutex
+	errors []string
+}
+
+func (e *errorTB) Errorf(format string, args ...any) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.errors = append(e.errors, fmt.Sprintf(format, args...))
+}
+
+// A delivery refused for the server's lack of resources fails the test
+// once, as the lab's trouble, whatever the variant: a wrapped 53200 counts
+// (as it reaches the lab through the handler's error chain), a
+// serialization failure and success do not, and the second refusal is not
+// reported again.
+func TestPostgresStarved(t *testing.T) {
+	srv := NeedPostgres(t)
+	p := &pgDB{srv: srv}
+	rec := &errorTB{TB: t}
+	oom := &pgconn.PgError{Code: "53200", Message: "out of shared memory"}
+	for _, err := range []error{nil, &pgconn.PgError{Code: "40001"}, fmt.Errorf("busy: %w", oom), oom} {
+		p.starved(rec, err)
+	}
+	if len(rec.errors) != 1 || !strings.Contains(rec.errors[0], "SQLSTATE 53200") || !strings.Contains(rec.errors[0], "predicate locks") {
+		t.Errorf("starved(nil, 40001, a wrapped 53200, 53200) reported %q, want one error naming 53200 and the predicate locks", rec.errors)
 	}
 }

@@ -313,7 +313,9 @@ func (sc *scheduler) run(choose Chooser) []decision {
 		name := choose(len(decisions), names(parked), robin.name)
 		s := sc.find(name)
 		if !slices.Contains(parked, s) {
-			panic(fmt.Sprintf("lab: schedule step %d picks session %q, which cannot run; the parked sessions are %v", len(decisions)+1, name, names(parked)))
+			panic(fmt.Sprintf("lab: schedule step %d picks session %q, which cannot run; the sessions are %s\n"+
+				"the decisions so far: %s\nthe transcript so far:\n%s",
+				len(decisions)+1, name, sc.describe(), scheduleString(decisions), sc.db.run.Transcript.String()))
 		}
 		next = slices.Index(sc.sessions, s) + 1
 		view, lines := sc.view(), sc.db.run.Transcript.Len()
@@ -344,6 +346,29 @@ func (sc *scheduler) roundRobin(parked []*session, from int) *session {
 		}
 	}
 	return parked[0]
+}
+
+// describe says what every session is doing, for a panic's message.
+func (sc *scheduler) describe() string {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	var parts []string
+	for _, s := range sc.sessions {
+		state := "running"
+		switch {
+		case s.done:
+			state = "done"
+		case s.parkedAt != nil:
+			state = "parked at " + s.parkedAt.label()
+		case s.waiting:
+			state = "waiting"
+		}
+		if s.pid != 0 {
+			state += fmt.Sprintf(" (server process %d)", s.pid)
+		}
+		parts = append(parts, s.name+" "+state)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func names(sessions []*session) []string {
@@ -393,6 +418,7 @@ func (sc *scheduler) step(s *session) string {
 		waits := sc.awaitReal(s, st.pid)
 		sc.mu.Lock()
 		s.waiting = waits
+		s.blockedAt = st
 		close(sc.stepped)
 		sc.stepped = nil
 		sc.mu.Unlock()
