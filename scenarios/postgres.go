@@ -85,12 +85,15 @@ func DistinctRace(r *labtest.Run) {
 	r.Notef("all %d interleavings: both applied; balance 1200", len(r.Permutations))
 }
 
-// RowLockTimeout is LockTimeout on PostgreSQL. Another connection has
-// inserted the same event into the inbox and not committed (a delivery in
-// flight elsewhere): the handler's INSERT waits for that transaction until
-// the server's lock_timeout ends it with 55P03. The answer must be busy —
-// the other delivery may still roll back — never duplicate. Once the other
-// transaction is gone, the redelivery applies. Here the timeout is the
+// RowLockTimeout is LockTimeout on PostgreSQL. Another delivery of the same
+// event, in another process, has written its inbox row and not committed
+// it: the lab stalls one with the variant's own handler
+// (labtest.DB.HoldDelivery), so the row is the one this variant writes,
+// whatever its inbox looks like. The handler's INSERT waits for that
+// transaction until the server's lock_timeout ends it with 55P03. The
+// answer must be busy — the other delivery may still roll back — never
+// duplicate, and nothing may be kept. Then the other delivery fails (its
+// row goes), and the redelivery applies, once. Here the timeout is the
 // scenario, so the database is opened with Open and keeps the variant's
 // lock_timeout; the scheduled scenarios open theirs without it
 // (labtest.Run.OpenScheduled), so that none of their verdicts depends on
@@ -98,10 +101,10 @@ func DistinctRace(r *labtest.Run) {
 func RowLockTimeout(r *labtest.Run) {
 	db := r.Open()
 	e := credit("evt-4", 500)
-	release := db.HoldLock(`INSERT INTO inbox (source, event_id, account_id, amount) VALUES ('provider-a', 'evt-4', 1, 500)`)
+	release := db.HoldDelivery(e)
 	r.WantError(db.Deliver(e), lab.ErrBusy)
-	release()
+	r.WantError(release(), labtest.ErrInjected)
 	r.WantOutcome(db.Deliver(e), lab.Applied)
 	r.WantBalance(db, 1, 500)
-	r.Notef("row held elsewhere: busy; released: applied; balance 500")
+	r.Notef("row held by a stalled delivery: busy; that one failed; the redelivery: applied; balance 500")
 }

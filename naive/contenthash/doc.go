@@ -6,11 +6,9 @@
 // The fix: key the inbox on (source, event_id) and keep the content only to
 // compare repeats with.
 //
-// It has no row in the PostgreSQL matrices yet: their LockTimeout holds
-// the event's inbox row by inserting it as correct's schema stores it,
-// which this schema (keyed on source and digest, digest NOT NULL) refuses,
-// so that cell cannot be set up. On PostgreSQL it would make the same
-// mistake with the same code.
+// On PostgreSQL it makes the same mistake with the same code, and the same
+// schema in PostgreSQL's dialect (PostgresSchema, keyed on source and
+// digest).
 //
 // Compare: diff -u correct/process.go naive/contenthash/process.go
 package contenthash

@@ -6,14 +6,10 @@
 // The fix: the mark and the effect in one transaction, the mark's primary key
 // deciding, as in the correct variant.
 //
-// It has no row in the PostgreSQL matrices yet. With correct's schema and
-// settings (and Retry) it made the same mistake there, caught by FaultSweep
-// and the races at every isolation level, but one of its races at
-// SERIALIZABLE did not replay identically once in 20 runs of the whole
-// matrix: an interleaving's replay found a session at another step than the
-// first run had. Its four race cells alone replayed identically 29 times
-// out of 29. Until the engine's replay is explained the row stays out, and
-// the form with it (it was correct's postgres.go and retry.go, unchanged).
+// On PostgreSQL it makes the same mistake with the same code, and correct's
+// schema and settings (PostgresSchema, PostgresDSN) with its Retry: the
+// races and FaultSweep catch it at every isolation level, and LockTimeout
+// too, because its credit is committed before its inbox row waits.
 //
 // Compare: diff -u correct/process.go naive/effectfirst/process.go
 package effectfirst

@@ -13,4 +13,9 @@ var Variant = lab.Variant{
 	Schema:  Schema,
 	DSN:     DSN,
 	New:     func(db *sql.DB) lab.Processor { return New(db) },
+	Postgres: &lab.Postgres{
+		Schema: PostgresSchema,
+		DSN:    PostgresDSN,
+		New:    func(db *sql.DB) lab.Processor { return Retry(New(db)) },
+	},
 }
