@@ -623,7 +623,7 @@ func (db *DB) HoldWriteLock() (release func()) {
 // hold runs statements, the first of them a BEGIN, on a connection of its
 // own, as another process would, notes them in the transcript as shown,
 // holding what, and returns the function that rolls the transaction back.
-// HoldWriteLock, HoldReadLock and HoldLock are its three uses.
+// HoldWriteLock and HoldReadLock are its uses.
 func (db *DB) hold(caller string, statements []string, shown, what string) (release func()) {
 	db.run.tb.Helper()
 	ctx := context.Background()

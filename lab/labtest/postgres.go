@@ -484,15 +484,6 @@ func pidOf(c driver.Conn) uint32 {
 	return 0
 }
 
-// HoldLock runs statements in a transaction on a connection of its own, as
-// another process would (a delivery in flight elsewhere, say), and returns
-// the function that rolls it back. Its locks are held until then. On
-// PostgreSQL only; on SQLite see HoldWriteLock.
-func (db *DB) HoldLock(statements ...string) (release func()) {
-	db.run.tb.Helper()
-	return db.hold("HoldLock", append([]string{"BEGIN"}, statements...), "BEGIN; "+strings.Join(statements, "; "), "its locks")
-}
-
 // pollEvery is how often the scheduler asks, in real time, whether a
 // released session has parked, finished, or started waiting for a lock. It
 // bounds how soon a state is seen, not which state is seen.
@@ -576,8 +567,7 @@ func (sc *scheduler) settleReal(untilProgress bool) {
 }
 
 // AttemptWhileLocked delivers e while another connection holds the locks
-// that statements take, in a transaction it has not ended (as HoldLock
-// does), and gives up on the delivery's behalf every time the server shows
+// that statements take, in a transaction it has not ended, and gives up on the delivery's behalf every time the server shows
 // one of its statements waiting for that connection: the lab cancels the
 // waiting statement with pg_cancel_backend, which fails it with 57014, a
 // busy error, and leaves the connection open. Once the delivery has
