@@ -10,6 +10,7 @@ import (
 	"idemlab/equivalent/untargeted"
 	"idemlab/lab"
 	"idemlab/lab/labtest"
+	"idemlab/lab/report"
 	"idemlab/scenarios"
 )
 
@@ -39,7 +40,7 @@ func TestEquivalents(t *testing.T) {
 				t.Run(v.Name, func(t *testing.T) {
 					t.Parallel()
 					if cell := labtest.RunCell(t, sc, v); !cell.Pass {
-						t.Error(explainFailure(sc, v, cell))
+						t.Error(explainFailure(sc, v, cell, rerunCommand("", report.CellPattern("TestEquivalents", sc.Name, v.Name))))
 					}
 				})
 			}

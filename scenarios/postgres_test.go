@@ -96,9 +96,9 @@ func readPostgresGolden(path string) (map[string]map[string]bool, error) {
 // judgePostgres is judge for a PostgreSQL cell.
 func judgePostgres(t *testing.T, sc labtest.Scenario, v lab.Variant, level lab.Isolation, cell *report.Cell, golden map[string]map[string]bool, goldenErr error, path string) {
 	if !cell.Pass && (*strict || v.Correct()) {
-		msg := strings.Replace(explainFailure(sc, v, cell), "reproduce: go test ./scenarios -run '^TestScenarios$/",
-			"reproduce: "+labtest.EnvPostgres+"=… go test ./scenarios -run '^TestPostgres$/^"+levelSlug(level)+"$/", 1)
-		t.Errorf("at %s: %s", strings.ToUpper(string(level)), msg)
+		rerun := rerunCommand(labtest.EnvPostgres+"=… ",
+			"^TestPostgres$/^"+levelSlug(level)+"$/"+strings.TrimPrefix(report.CellPattern("TestPostgres", sc.Name, v.Name), "^TestPostgres$/"))
+		t.Errorf("at %s: %s", strings.ToUpper(string(level)), explainFailure(sc, v, cell, rerun))
 	}
 	if *update {
 		return

@@ -167,7 +167,7 @@ func TestScenarios(t *testing.T) {
 // variant or in strict mode, with the standard itself.
 func judge(t *testing.T, sc labtest.Scenario, v lab.Variant, cell *report.Cell, golden map[string]map[string]bool, goldenErr error) {
 	if !cell.Pass && (*strict || v.Correct()) && sc.Limit == "" {
-		t.Error(explainFailure(sc, v, cell))
+		t.Error(explainFailure(sc, v, cell, rerunCommand("", report.CellPattern("TestScenarios", sc.Name, v.Name))))
 	}
 	if *update {
 		return
@@ -198,35 +198,54 @@ func judge(t *testing.T, sc labtest.Scenario, v lab.Variant, cell *report.Cell, 
 }
 
 // explainFailure is what a student sees in strict mode: the mistake, every
-// broken guarantee, the transcript and the command that shows it again.
-func explainFailure(sc labtest.Scenario, v lab.Variant, cell *report.Cell) string {
+// broken guarantee, the transcript, and rerun, the command that runs this
+// cell alone (one or more lines, see rerunCommand). go test indents a
+// failure's lines by 4 spaces per level of subtest, 20 for a cell of
+// TestPostgres, and the transcript is indented by 2 more: so every line is
+// at most labtest.TranscriptWidth runes, and fits 100 columns there.
+func explainFailure(sc labtest.Scenario, v lab.Variant, cell *report.Cell, rerun string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s breaks %s: %s\n", v.Name, sc.Name, sc.Shows)
+	fmt.Fprintf(&b, "%s breaks %s\n", v.Name, sc.Name)
+	wrap := func(s string, hang int) {
+		b.WriteString(report.WrapWidth("  "+s, 2+hang, labtest.TranscriptWidth)) // ends with a newline
+	}
+	wrap(sc.Shows, 0)
 	if v.Mistake != "" {
-		fmt.Fprintf(&b, "mistake: %s\n", v.Mistake)
+		wrap("mistake: "+v.Mistake, 2)
 	}
 	for i, f := range cell.Failures {
 		where := "invariant"
 		if i < len(cell.Where) && cell.Where[i] != "" {
 			where = cell.Where[i]
 		}
-		fmt.Fprintf(&b, "\t%s: %s\n", where, f)
+		wrap(where+": "+f, 2)
 	}
 	fmt.Fprintf(&b, "transcript:\n%s", indent(cell.Transcript))
-	fmt.Fprintf(&b, "reproduce: %s", reproduce(sc, v))
-	return b.String()
+	fmt.Fprintf(&b, "this cell alone:\n%s", indent(rerun))
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// reproduce is the command that runs exactly this cell in strict mode.
+// reproduce is the command that runs exactly this cell in strict mode, on
+// one line.
 func reproduce(sc labtest.Scenario, v lab.Variant) string {
 	return fmt.Sprintf("go test ./scenarios -run '%s' -lab.strict", report.CellPattern("TestScenarios", sc.Name, v.Name))
 }
 
+// rerunCommand is the command that runs the cell of test that pattern
+// selects, in strict mode, prefixed by env (an environment setting, or
+// ""), broken into lines that fit labtest.TranscriptWidth as a shell
+// reads them: the -run pattern on a line of its own.
+func rerunCommand(env, pattern string) string {
+	return env + "go test ./scenarios -count=1 -lab.strict \\\n  -run '" + pattern + "'\n"
+}
+
+// indent indents every line of s by two spaces (not a tab, which a
+// terminal widens to 8).
 func indent(s string) string {
 	var b strings.Builder
 	for _, line := range strings.SplitAfter(s, "\n") {
 		if line != "" {
-			b.WriteString("\t" + line)
+			b.WriteString("  " + line)
 		}
 	}
 	return b.String()
@@ -324,7 +343,7 @@ func checkTranscript(t *testing.T, sc labtest.Scenario, v lab.Variant, cell *rep
 		t.Fatalf("%v\nto create it: go test ./scenarios -update", err)
 	}
 	if cell.Transcript != string(want) {
-		t.Errorf("%s × %s: the transcript differs from %s:\n%s\nif that is intended: go test ./scenarios -update",
+		t.Errorf("%s × %s: the transcript differs from\n%s:\n%s\nif that is intended: go test ./scenarios -update",
 			v.Name, sc.Name, path, firstDifference(string(want), cell.Transcript))
 	}
 }
@@ -341,7 +360,7 @@ func firstDifference(want, got string) string {
 			gl = g[i]
 		}
 		if wl != gl {
-			return fmt.Sprintf("line %d:\n\tgot  %q\n\twant %q", i+1, gl, wl)
+			return fmt.Sprintf("line %d:\n  got  %q\n  want %q", i+1, gl, wl)
 		}
 	}
 	return "(they differ only in line endings)"

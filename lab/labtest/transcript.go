@@ -115,9 +115,10 @@ func (l *line) rows() []textRow {
 }
 
 // TranscriptWidth is the widest line, in runes, of a rendered transcript:
-// 90, so that it fits 100 columns even inside go test's indentation of a
-// failure (8 spaces) and a story's own (2).
-const TranscriptWidth = 90
+// 78, so that it fits 100 columns even inside go test's indentation of a
+// failure in the deepest cell the lab reports, TestPostgres/<level>/
+// <scenario>/<variant> (20 spaces), and the 2 the failure's own text adds.
+const TranscriptWidth = 78
 
 // minRight is the narrowest the result column gets: "-> 1 row", "<waiting>"
 // and "holds the write lock" fit it whole.

@@ -21,7 +21,7 @@ func TestTranscriptRendering(t *testing.T) {
 	for _, want := range []string{
 		`A: deliver provider-a/evt\x00-1\x1b[31m` + "\n",
 		"A1: BEGIN IMMEDIATE",
-		"A2: UPDATE accounts SET balance = 1  -> not run: injected fault before statement 2\n",
+		"A2: UPDATE accounts SET balance = 1\n      -> not run: injected fault before statement 2\n",
 		"B3: UPDATE accounts SET balance = 2  -> error: disk I/O error\n",
 	} {
 		if !strings.Contains(got, want) {
@@ -101,11 +101,11 @@ func TestTranscriptFits(t *testing.T) {
 		t.Errorf("Transcript.String() =\n%s\nwant the words of\n%s", got, unwrappedFrom(tr))
 	}
 	for _, want := range []string{
-		"A1: SELECT account_id, amount FROM inbox WHERE source =\n    'provider-a' AND event_id = 'evt-3' ",
-		"A3: INSERT INTO inbox (source, event_id, account_id, amount)\n    VALUES ('provider-a', 'evt-3', 1, 500)",
+		"A1: SELECT account_id, amount FROM inbox WHERE\n    source = 'provider-a' AND event_id = 'evt-3' ",
+		"A3: INSERT INTO inbox (source, event_id, account_id,\n    amount) VALUES ('provider-a', 'evt-3', 1, 500)",
 		"\n      -> error: constraint failed: UNIQUE",
-		"A2: UPDATE accounts SET balance = balance + 500 WHERE id = 1      -> 1 row\n",
-		"\nFAIL: 2 deliveries = 1 applied, 0 duplicate, 1 error, want 1, 1, 0 (first error: B: error\n    (other",
+		"A2: UPDATE accounts SET balance = balance + 500\n    WHERE id = 1                                      -> 1 row\n",
+		"\nFAIL: 2 deliveries = 1 applied, 0 duplicate, 1 error, want 1, 1, 0 (first\n    error:",
 		"\n   A1: SELECT",
 	} {
 		if !strings.Contains(got, want) {
