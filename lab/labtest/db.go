@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -249,13 +250,10 @@ func (db *DB) Inject(f Fault) *Fault {
 // thousands of short stories starts each one this way.
 func (db *DB) Reset() {
 	db.run.tb.Helper()
-	if _, err := db.sql.Exec(`DELETE FROM inbox`); err != nil {
-		db.run.tb.Fatalf("Reset: %v", err)
-	}
+	db.releaseStalls()
+	db.labExec("Reset", `DELETE FROM inbox`)
 	for id, b := range db.initial {
-		if _, err := db.sql.Exec(`UPDATE accounts SET balance = $1 WHERE id = $2`, b, id); err != nil {
-			db.run.tb.Fatalf("Reset: %v", err)
-		}
+		db.labExec("Reset", `UPDATE accounts SET balance = $1 WHERE id = $2`, b, id)
 	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
@@ -264,15 +262,36 @@ func (db *DB) Reset() {
 	clear(db.blinded)
 }
 
+// labExec runs one of the lab's own writes, never a handler's. On
+// PostgreSQL it runs in a READ COMMITTED transaction, whatever level the
+// variant's connections have: at SERIALIZABLE the lab's write would take
+// predicate locks of its own, from the table in shared memory that the
+// deliveries' answers depend on (see pgDB.interference).
+func (db *DB) labExec(caller, query string, args ...any) {
+	db.run.tb.Helper()
+	if db.pg == nil {
+		if _, err := db.sql.Exec(query, args...); err != nil {
+			db.run.tb.Fatalf("%s: %v", caller, err)
+		}
+		return
+	}
+	tx, err := db.sql.BeginTx(context.Background(), &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err == nil {
+		_, err = tx.Exec(query, args...)
+		err = errors.Join(err, tx.Commit())
+	}
+	if err != nil {
+		db.run.tb.Fatalf("%s: %v", caller, err)
+	}
+}
+
 // PurgeInbox deletes the whole inbox history, as a retention job would.
 // The credits those rows recorded stay in the balances and become the new
 // baseline, and the answers about them are forgotten: the invariants hold
 // for what the database still remembers.
 func (db *DB) PurgeInbox() {
 	db.run.tb.Helper()
-	if _, err := db.sql.Exec(`DELETE FROM inbox`); err != nil {
-		db.run.tb.Fatalf("PurgeInbox: %v", err)
-	}
+	db.labExec("PurgeInbox", `DELETE FROM inbox`)
 	balances, _ := db.State()
 	db.mu.Lock()
 	defer db.mu.Unlock()
@@ -403,7 +422,7 @@ func (db *DB) blind(ctx context.Context) error {
 		// inside the driver: the call is not its handler's.
 		var active []string
 		for name := range db.busy {
-			if db.stalls[name] == nil {
+			if !db.stalled(name) {
 				active = append(active, name)
 			}
 		}
@@ -447,6 +466,9 @@ func (db *DB) after(ctx context.Context, s *stmt, r *stmtResult) error {
 		sched.turn(s.Session)
 	}
 	db.run.Transcript.Step(s, r)
+	if db.pg != nil && r.Err != nil {
+		db.pg.starved(db.run.tb, r.Err)
+	}
 	db.mu.Lock()
 	if db.sched != nil {
 		// The session is inside a transaction while it has one open, even
@@ -570,9 +592,6 @@ func (db *DB) deliverFrom(parent context.Context, session string, e lab.Event, t
 	}
 	if db.isDead(session) {
 		return Answer{Session: session, Event: e} // a dead process answers nothing
-	}
-	if db.pg != nil {
-		db.pg.starved(db.run.tb, err)
 	}
 	db.run.Transcript.Note(session, "answer", a.String())
 	db.mu.Lock()

@@ -36,9 +36,13 @@ type stepper interface {
 	// delivery: SQLite would wait for a lock in real time (see DB.blind).
 	blind(ctx context.Context) error
 	// stallFor returns the stall that stops s once it has run, or nil;
-	// stallAt stops there (see HoldDelivery).
+	// stallAt stops there until released; missed records why a stall did
+	// not stop its delivery (see HoldDelivery).
 	stallFor(s *stmt) *stall
-	stallAt(st *stall, s *stmt, wrapped bool) error
+	stallAt(st *stall, s *stmt, wrapped bool)
+	missed(st *stall, why string)
+	// told logs the error a statement's handler gets instead of its result.
+	told(s *stmt, err error)
 }
 
 // connector wraps a modernc connector so that every connection it makes is
@@ -75,7 +79,15 @@ type conn struct {
 	inTx  bool   // between a successful BEGIN and its COMMIT or ROLLBACK
 	pages int64  // the max_page_count this connection has, 0 for SQLite's default
 	pid   uint32 // PostgreSQL: the connection's server process
+	// lost: the lab closed it under the handler, the connection of a
+	// stalled delivery's process that is gone (see execStalled); every
+	// call then fails with errLost, and the pool discards it.
+	lost bool
 }
+
+// errLost is what a lost connection answers: driver.ErrBadConn, which
+// database/sql reads as "the call was never sent".
+var errLost = fmt.Errorf("lab: the stalled delivery's connection is gone: %w", driver.ErrBadConn)
 
 // noPageLimit is SQLite's default max_page_count.
 const noPageLimit = 4294967294
@@ -118,13 +130,21 @@ func (c *conn) Prepare(query string) (driver.Stmt, error) {
 	return c.PrepareContext(context.Background(), query)
 }
 
-func (c *conn) Close() error { return c.base.Close() }
+func (c *conn) Close() error {
+	if c.lost {
+		return nil // closed already, by execStalled
+	}
+	return c.base.Close()
+}
 
 func (c *conn) Begin() (driver.Tx, error) {
 	return c.BeginTx(context.Background(), driver.TxOptions{})
 }
 
 func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if c.lost {
+		return nil, errLost
+	}
 	s := newStmt(ctx, OpBegin, c.c.begin, nil)
 	if s == nil {
 		if err := c.c.hooks.blind(ctx); err != nil {
@@ -158,6 +178,9 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 }
 
 func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	if c.lost {
+		return nil, errLost
+	}
 	if err := c.c.hooks.blind(ctx); err != nil {
 		return nil, err
 	}
@@ -180,15 +203,26 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 	})
 }
 
-func (c *conn) Ping(ctx context.Context) error { return c.base.(driver.Pinger).Ping(ctx) }
+func (c *conn) Ping(ctx context.Context) error {
+	if c.lost {
+		return errLost
+	}
+	return c.base.(driver.Pinger).Ping(ctx)
+}
 
 func (c *conn) ResetSession(ctx context.Context) error {
+	if c.lost {
+		return driver.ErrBadConn
+	}
 	return c.base.(driver.SessionResetter).ResetSession(ctx)
 }
 
 // IsValid forwards to the base connection when it can tell (modernc's
 // can; pgx's stdlib connection reports a broken one from ResetSession).
 func (c *conn) IsValid() bool {
+	if c.lost {
+		return false
+	}
 	if v, ok := c.base.(driver.Validator); ok {
 		return v.IsValid()
 	}
@@ -218,6 +252,9 @@ func (c *conn) before(ctx context.Context, s *stmt) error {
 
 // exec runs one hooked statement that returns a Result.
 func (c *conn) exec(ctx context.Context, query string, args []driver.NamedValue, run func([]driver.NamedValue) (driver.Result, error)) (driver.Result, error) {
+	if c.lost {
+		return nil, errLost
+	}
 	s := newStmt(ctx, opOf(query), query, args)
 	if s == nil {
 		if err := c.c.hooks.blind(ctx); err != nil {
@@ -229,7 +266,7 @@ func (c *conn) exec(ctx context.Context, query string, args []driver.NamedValue,
 		return nil, err
 	}
 	if st := c.c.hooks.stallFor(s); st != nil {
-		return nil, c.execStalled(ctx, s, st, run)
+		return c.execStalled(ctx, s, st, run)
 	}
 	res, err := run(s.Args)
 	r := &stmtResult{Err: err, Rows: -1, InTx: c.inTx}
@@ -245,6 +282,9 @@ func (c *conn) exec(ctx context.Context, query string, args []driver.NamedValue,
 // query runs one hooked statement that returns rows. The rows are wrapped so
 // that the transcript can show what the statement found once they are read.
 func (c *conn) query(ctx context.Context, query string, args []driver.NamedValue, run func([]driver.NamedValue) (driver.Rows, error)) (driver.Rows, error) {
+	if c.lost {
+		return nil, errLost
+	}
 	s := newStmt(ctx, opOf(query), query, args)
 	if s == nil {
 		if err := c.c.hooks.blind(ctx); err != nil {
@@ -284,16 +324,24 @@ type hookedTx struct {
 func (t *hookedTx) Commit() error {
 	t.c.inTx = false
 	s := newStmt(t.ctx, OpCommit, "COMMIT", nil)
+	if s == nil && t.c.lost {
+		return errLost
+	}
 	if s == nil {
 		return t.base.Commit()
 	}
 	defer t.c.c.hooks.ended(t.open) // once the step is logged
 	s.pid = t.c.pid
 	if err := t.c.c.hooks.before(t.ctx, s); err != nil {
-		t.base.Rollback()
+		if !t.c.lost {
+			t.base.Rollback()
+		}
 		return err
 	}
-	err := t.base.Commit()
+	err := errLost
+	if !t.c.lost {
+		err = t.base.Commit()
+	}
 	return t.c.c.finish(t.ctx, s, err)
 }
 
@@ -303,13 +351,19 @@ func (t *hookedTx) Commit() error {
 func (t *hookedTx) Rollback() error {
 	t.c.inTx = false
 	s := newStmt(t.ctx, OpRollback, "ROLLBACK", nil)
+	if s == nil && t.c.lost {
+		return errLost
+	}
 	if s == nil {
 		return t.base.Rollback()
 	}
 	defer t.c.c.hooks.ended(t.open) // once the step is logged
 	s.pid = t.c.pid
 	injected := t.c.c.hooks.before(t.ctx, s)
-	err := t.base.Rollback()
+	err := errLost
+	if !t.c.lost {
+		err = t.base.Rollback()
+	}
 	if err := t.c.c.finish(t.ctx, s, err); err != nil {
 		return err
 	}

@@ -57,8 +57,9 @@ func (r *Run) Interleavings(accounts []Account, sessions [][]lab.Event, want fun
 			return robin
 		}, sessions)
 		if at := divergence(plan, decisions); at >= 0 || !followed {
+			msg := diverged(r, db, plan, decisions, at, &c.Transcript) // before Close adds its checks
 			c.Close()
-			r.tb.Fatalf("%s", diverged(db, plan, decisions, at, &c.Transcript))
+			r.tb.Fatalf("%s", msg)
 		}
 		want(c, db, answers)
 		outcome := summarize(answers, db.snapshot())
@@ -147,24 +148,26 @@ func stepOf(view []report.SessionState, name string) string {
 
 // diverged says how a replay left the run it replays, for the lab's
 // failure: an interleaving that does not replay cannot be trusted, whatever
-// verdict it gave. The handler's code did not change between the two runs,
-// so the database answered a statement differently on the same schedule.
-func diverged(db *DB, plan, got []decision, at int, t *Transcript) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "lab: replaying the schedule %s …, the database did not answer as in the run it replays", scheduleString(plan))
+// verdict it gave. The schedule was the same, so the handler keeps state
+// from one delivery to the next (a counter, a cache, the clock), or
+// something outside the test changed what the database answered.
+func diverged(r *Run, db *DB, plan, got []decision, at int, t *Transcript) string {
+	head := fmt.Sprintf("lab: replaying the schedule %s …, the sessions did not do what they did in the run it replays", scheduleString(plan))
 	switch {
 	case at >= 0 && at < len(got):
-		fmt.Fprintf(&b, ": before step %d that run had %s parked and took %s; this one had %s parked and took %s",
+		head += fmt.Sprintf(": before step %d that run had %s parked and took %s; this one had %s parked and took %s",
 			at+1, strings.Join(plan[at].choices, ", "), plan[at].step, strings.Join(got[at].choices, ", "), got[at].step)
 	case at >= 0:
-		fmt.Fprintf(&b, ": before step %d that run had %s parked and took %s; this one had ended",
+		head += fmt.Sprintf(": before step %d that run had %s parked and took %s; this one had ended",
 			at+1, strings.Join(plan[at].choices, ", "), plan[at].step)
 	}
-	b.WriteString(".\nThe handler and the schedule were the same, so something outside the test changed an answer")
+	head += ". The schedule was the same: either the handler keeps state from one delivery to the next " +
+		"(a counter, a cache, the clock), or something outside the test changed what the database answered."
+	var b strings.Builder
+	b.WriteString(strings.Join(wrapWords(head, TranscriptWidth, 0), "\n"))
 	if db.pg != nil {
-		b.WriteString(db.pg.interference())
-	} else {
-		b.WriteString(".")
+		level, _ := r.Postgres()
+		b.WriteString(db.pg.interference(level == lab.Serializable))
 	}
 	b.WriteString("\nThis run's transcript:\n")
 	b.WriteString(t.String())

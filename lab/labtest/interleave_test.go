@@ -148,9 +148,10 @@ func (f *fatalTB) Fatalf(format string, args ...any) {
 
 // A replay that does not meet what the run it replays met is the lab's
 // failure, named as such, not a verdict and not a panic: its verdict
-// would depend on something outside the test. The enumeration replays the
-// first run's decisions for the second interleaving; drifting changes what
-// the sessions do from then on, so that replay ends a step early.
+// would depend on something outside the test. drifting changes what the
+// sessions do from its fifth delivery on, in the enumeration's third
+// interleaving, a replay of a prefix of the first two: it ends a step
+// early.
 func TestInterleavingsRefuseADriftingReplay(t *testing.T) {
 	v := testVariant
 	var calls atomic.Int64
@@ -165,8 +166,31 @@ func TestInterleavingsRefuseADriftingReplay(t *testing.T) {
 			r.Interleavings(nil, [][]lab.Event{{e}, {e}}, func(*Run, *DB, []Answer) {})
 		}()
 		<-done
-		if want := "did not answer as in the run it replays"; !strings.Contains(tb.msg, want) {
+		if want := "did not do what they did in"; !strings.Contains(tb.msg, want) {
 			t.Errorf("Interleavings(a drifting handler) stopped with %q, want a message containing %q", tb.msg, want)
 		}
 	})
+}
+
+// divergence must name the first decision at which a replay departs from
+// its plan, whichever way it departs, and only then.
+func TestDivergence(t *testing.T) {
+	d := func(step string, choices ...string) decision {
+		return decision{chosen: step[:1], step: step, choices: choices}
+	}
+	plan := []decision{d("A1", "A", "B"), d("B1", "A", "B"), d("B2", "A", "B")}
+	for _, c := range []struct {
+		name string
+		got  []decision
+		want int
+	}{
+		{"followed, and went on", append(slices.Clone(plan), d("A2", "A")), -1},
+		{"another step of the same session", []decision{d("A1", "A", "B"), d("B1", "A", "B"), d("B3", "A", "B")}, 2},
+		{"another set of parked sessions", []decision{d("A1", "A", "B"), d("B1", "B"), d("B2", "A", "B")}, 1},
+		{"ended early", plan[:2], 2},
+	} {
+		if got := divergence(plan, c.got); got != c.want {
+			t.Errorf("divergence(plan, %s) = %d, want %d", c.name, got, c.want)
+		}
+	}
 }

@@ -410,6 +410,7 @@ func setupPostgres(srv *Server, name, schema string, accounts []Account) error {
 // does: the variant's pool would write at the variant's isolation level,
 // and at SERIALIZABLE take predicate locks of the lab's own.
 func (db *DB) reseed(r *Run, accounts []Account) {
+	db.releaseStalls()
 	ctl, schema := db.pg.srv.control, db.pg.schema
 	if _, err := ctl.Exec(`DELETE FROM ` + schema + `.inbox; DELETE FROM ` + schema + `.accounts`); err != nil {
 		r.tb.Fatalf("emptying %s: %v", db.Path, err)
@@ -434,6 +435,7 @@ func (db *DB) reseed(r *Run, accounts []Account) {
 // closePostgres keeps a child run's database for the next child (see
 // openPostgres); the root run closes its own and every kept one.
 func (r *Run) closePostgres(db *DB) error {
+	db.releaseStalls()
 	if r != r.pg.root {
 		r.pg.mu.Lock()
 		r.pg.free[db.pg.seed] = append(r.pg.free[db.pg.seed], db)
@@ -625,32 +627,38 @@ func (db *DB) AttemptWhileLocked(e lab.Event, statements ...string) Answer {
 }
 
 // interference describes what of the server's state, shared with its other
-// clients, can change PostgreSQL's answers on a schedule the lab repeats:
-// at SERIALIZABLE, the predicate locks of every serializable transaction
-// on the server come from one table in shared memory, and a committed
-// transaction's locks are kept until every transaction that overlapped it
-// has ended. One long-running serializable transaction elsewhere keeps
-// them all, until the table is full and statements fail with 53200 "out of
-// shared memory" (a long-running one on this machine did that to the lab,
-// in the middle of an interleaving it had run cleanly before).
-func (p *pgDB) interference() string {
+// clients, can change PostgreSQL's answers on a schedule the lab repeats,
+// and says what to do, for a failure of the lab's. At SERIALIZABLE, the
+// predicate locks of every serializable transaction on the server come from
+// one table in shared memory, and a committed transaction's locks are kept
+// until every transaction that overlapped it has ended. One long-running
+// serializable transaction elsewhere keeps them all, until the table is
+// full and statements fail with 53200 "out of shared memory" (a
+// long-running one on this machine did that to the lab, in the middle of
+// an interleaving it had run cleanly before). The text is wrapped to
+// TranscriptWidth.
+func (p *pgDB) interference(serializable bool) string {
 	var locks int
 	var oldest string
 	err := p.srv.control.QueryRow(`SELECT (SELECT count(*) FROM pg_locks WHERE mode = 'SIReadLock'),
 		coalesce((SELECT (now() - min(xact_start))::text FROM pg_stat_activity
 			WHERE xact_start IS NOT NULL AND pid <> pg_backend_pid()), 'none')`).Scan(&locks, &oldest)
 	if err != nil {
-		return " (asking the server what else it runs failed: " + err.Error() + ")"
+		return "\n(asking the server what else it runs failed: " + err.Error() + ")"
 	}
-	hint := fmt.Sprintf("PostgreSQL's answers at SERIALIZABLE depend on every other serializable transaction on "+
-		"the server: one long-running transaction keeps every predicate lock taken since it began, until "+
-		"statements fail with 53200 out of shared memory. The server holds %d predicate locks now; its "+
-		"oldest open transaction began %s ago. Run the suite on a server nothing else is using.", locks, oldest)
-	return ":\n" + strings.Join(wrapWords(hint, 88, 0), "\n")
+	hint := fmt.Sprintf("The server's oldest open transaction began %s ago. Run the suite on a server "+
+		"nothing else is using.", oldest)
+	if serializable {
+		hint = fmt.Sprintf("PostgreSQL's answers at SERIALIZABLE depend on every other serializable "+
+			"transaction on the server: one long-running transaction keeps every predicate lock taken "+
+			"since it began, until statements fail with 53200 out of shared memory. The server holds %d "+
+			"predicate locks now. %s", locks, hint)
+	}
+	return "\n" + strings.Join(wrapWords(hint, TranscriptWidth, 0), "\n")
 }
 
-// starved fails the test, once per database, when a delivery's error is
-// the server's lack of resources (SQLSTATE class 53: out of shared memory,
+// starved fails the test, once per database, when a statement of a
+// delivery fails for the server's lack of resources (SQLSTATE class 53: out of shared memory,
 // too many connections): an answer no handler chose, which says nothing of
 // the variant and would make its verdict the server's.
 func (p *pgDB) starved(tb testing.TB, err error) {
@@ -663,9 +671,9 @@ func (p *pgDB) starved(tb testing.TB, err error) {
 	p.starvedOnce = true
 	p.mu.Unlock()
 	if first {
-		tb.Errorf("lab: the server refused a delivery for lack of resources (%s, SQLSTATE %s):\n"+
-			"the verdict would be the server's, not the variant's%s",
-			pe.Message, pe.Code, p.interference())
+		tb.Errorf("lab: the server refused a statement for lack of resources (%s, SQLSTATE %s):\n"+
+			"the verdict would be the server's, not the variant's.%s",
+			pe.Message, pe.Code, p.interference(pe.Code == "53200"))
 	}
 }
 

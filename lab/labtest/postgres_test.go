@@ -269,6 +269,25 @@ func (h pgAutocommit) Process(ctx context.Context, e lab.Event) (lab.Outcome, er
 	return lab.Applied, nil
 }
 
+// pgIgnoring is pgHandler with a bug: it ignores its INSERT's error and
+// goes on to credit and commit. Released, a stalled delivery of it must
+// still leave nothing: its process is gone, not just its statement.
+type pgIgnoring struct{ db *sql.DB }
+
+func (h pgIgnoring) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) {
+	tx, err := h.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, lab.Classify(err)
+	}
+	defer tx.Rollback()
+	tx.ExecContext(ctx, `INSERT INTO inbox (source, event_id, account_id, amount)
+		VALUES ($1, $2, $3, $4) ON CONFLICT (source, event_id) DO NOTHING`, e.Source, e.EventID, e.AccountID, e.Amount)
+	if _, err := tx.ExecContext(ctx, `UPDATE accounts SET balance = balance + $1 WHERE id = $2`, e.Amount, e.AccountID); err != nil {
+		return 0, lab.Classify(err)
+	}
+	return lab.Applied, lab.Classify(tx.Commit())
+}
+
 // holder is the shape of DB.HoldDelivery.
 type holder func(db *DB, e lab.Event) (release func() Answer)
 
@@ -300,8 +319,8 @@ func checkHold(t *testing.T, srv *Server, new func(*sql.DB) lab.Processor, hold 
 	if a := db.Attempt(e); !errors.Is(a.Err, lab.ErrBusy) {
 		wrong = append(wrong, fmt.Sprintf("holding: a second delivery = %v, want busy (it waits for the row)", a))
 	}
-	if a := release(); !errors.Is(a.Err, ErrInjected) {
-		wrong = append(wrong, fmt.Sprintf("released: the stalled delivery = %v, want an injected error", a))
+	if a := release(); a.Err == nil {
+		wrong = append(wrong, fmt.Sprintf("released: the stalled delivery = %v, want an error (its connection is gone)", a))
 	}
 	if n := rows(); n != 0 {
 		wrong = append(wrong, fmt.Sprintf("released: %d inbox rows, want 0", n))
@@ -377,20 +396,61 @@ func (e *errorTB) Errorf(format string, args ...any) {
 	e.errors = append(e.errors, fmt.Sprintf(format, args...))
 }
 
-// A delivery refused for the server's lack of resources fails the test
-// once, as the lab's trouble, whatever the variant: a wrapped 53200 counts
-// (as it reaches the lab through the handler's error chain), a
-// serialization failure and success do not, and the second refusal is not
-// reported again.
+// A statement refused for the server's lack of resources fails the test
+// once per database, as the lab's trouble, whatever the variant: any code
+// of class 53, wrapped or not (it reaches the lab through the driver's and
+// the handler's error chains); a serialization failure and success do
+// not; and a second refusal is not reported again.
 func TestPostgresStarved(t *testing.T) {
 	srv := NeedPostgres(t)
-	p := &pgDB{srv: srv}
-	rec := &errorTB{TB: t}
 	oom := &pgconn.PgError{Code: "53200", Message: "out of shared memory"}
-	for _, err := range []error{nil, &pgconn.PgError{Code: "40001"}, fmt.Errorf("busy: %w", oom), oom} {
-		p.starved(rec, err)
+	for _, c := range []struct {
+		name string
+		errs []error
+		want int
+	}{
+		{"success and 40001", []error{nil, &pgconn.PgError{Code: "40001"}}, 0},
+		{"53200, wrapped", []error{fmt.Errorf("busy: %w", oom)}, 1},
+		{"53300 too many connections", []error{&pgconn.PgError{Code: "53300", Message: "too many clients"}}, 1},
+		{"53200 twice", []error{oom, oom}, 1},
+	} {
+		rec := &errorTB{TB: t}
+		p := &pgDB{srv: srv}
+		for _, err := range c.errs {
+			p.starved(rec, err)
+		}
+		if len(rec.errors) != c.want {
+			t.Errorf("starved(%s) reported %d times: %q, want %d", c.name, len(rec.errors), rec.errors, c.want)
+		}
+		for _, msg := range rec.errors {
+			if !strings.Contains(msg, "SQLSTATE 53") {
+				t.Errorf("starved(%s) = %q, want it to name the SQLSTATE", c.name, msg)
+			}
+		}
 	}
-	if len(rec.errors) != 1 || !strings.Contains(rec.errors[0], "SQLSTATE 53200") || !strings.Contains(rec.errors[0], "predicate locks") {
-		t.Errorf("starved(nil, 40001, a wrapped 53200, 53200) reported %q, want one error naming 53200 and the predicate locks", rec.errors)
+}
+
+// Released, a stalled delivery's process is gone, not just its statement: a
+// handler that ignores its INSERT's error and commits keeps nothing either.
+func TestPostgresHoldDeliveryLosesTheConnection(t *testing.T) {
+	srv := NeedPostgres(t)
+	v := pgVariant("50ms")
+	v.Postgres.New = func(db *sql.DB) lab.Processor { return pgIgnoring{db} }
+	r := NewPostgresRun(t, v, srv, lab.ReadCommitted)
+	defer r.Close()
+	db := r.Open()
+	e := lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 5}
+	release := db.HoldDelivery(e)
+	a := release()
+	var rows int
+	if err := srv.control.QueryRow("SELECT count(*) FROM " + db.pg.schema + ".inbox").Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if a.Err == nil || rows != 0 || db.Balance(1) != 0 {
+		t.Errorf("HoldDelivery(%v) of a handler that ignores the error, released = %v, leaving %d inbox rows and balance %d, "+
+			"want an error, 0 rows and balance 0", e, a, rows, db.Balance(1))
+	}
+	if a := db.Attempt(e); a.Err != nil || a.Outcome != lab.Applied {
+		t.Errorf("the redelivery = %v, want applied: the pool must have dropped the lost connection", a)
 	}
 }
