@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"idemlab/lab"
 )
@@ -100,4 +102,30 @@ func TestPersistentFault(t *testing.T) {
 	if r.Failed() {
 		t.Errorf("invariants: %v", r.Failures())
 	}
+}
+
+// HoldDelivery works on SQLite too: the stalled delivery's INSERT holds
+// the write lock, so a second delivery waits out its busy timeout (on the
+// bubble's clock) and answers busy; released, the stalled one answers an
+// error and leaves nothing, and the redelivery applies.
+func TestHoldDeliverySQLite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := NewRun(t, testVariant)
+		db := r.Open()
+		e := lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 500}
+		release := db.HoldDelivery(e)
+		if a := db.AttemptWithin(e, time.Minute); !errors.Is(lab.Classify(a.Err), lab.ErrBusy) {
+			t.Errorf("a second delivery while one is stalled = %v, want busy", a)
+		}
+		if a := release(); a.Err == nil {
+			t.Errorf("the stalled delivery, released = %v, want an error", a)
+		}
+		if n := db.InboxRows(); n != 0 {
+			t.Errorf("after the release: %d inbox rows, want 0", n)
+		}
+		if a := db.Attempt(e); a.Err != nil || a.Outcome != lab.Applied {
+			t.Errorf("the redelivery = %v, want applied", a)
+		}
+		r.Close()
+	})
 }

@@ -105,8 +105,10 @@ func (db *DB) stalled(session string) bool {
 // stall not yet released when the test ends, or when the database is
 // reset for the next case, is released then.
 //
-// A handler whose delivery of e writes no row with an INSERT into inbox
-// cannot be stalled: the test fails, naming what happened instead.
+// It works on either database: on SQLite the stalled INSERT holds the
+// write lock, on PostgreSQL the row. A handler whose delivery of e writes
+// no row with an INSERT into inbox cannot be stalled: the test fails,
+// naming what happened instead.
 func (db *DB) HoldDelivery(e lab.Event) (release func() Answer) {
 	db.run.tb.Helper()
 	st := &stall{session: db.run.nextSession(), reached: make(chan struct{}), release: make(chan struct{})}
