@@ -54,7 +54,11 @@ func FaultSweep(r *labtest.Run) {
 		try(j.name+", full disk", func(c *labtest.Run) { fullDisk(c, j.open(c)) })
 	}
 	if broken == 0 {
-		r.Notef("%d fault cases in both journal modes: each left nothing or everything, and the redelivery finished the job once", cases)
+		where := "in both journal modes"
+		if _, pg := r.Postgres(); pg {
+			where = "on PostgreSQL (no full disk there)"
+		}
+		r.Notef("%d fault cases %s: each left nothing or everything, and the redelivery finished the job once", cases, where)
 	}
 }
 
