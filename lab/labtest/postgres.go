@@ -630,9 +630,12 @@ func (db *DB) AttemptWhileLocked(e lab.Event, statements ...string) Answer {
 // clients, can change PostgreSQL's answers on a schedule the lab repeats,
 // and says what to do, for a failure of the lab's. At SERIALIZABLE, the
 // predicate locks of every serializable transaction on the server come from
-// one table in shared memory, and a committed transaction's locks are kept
-// until every transaction that overlapped it has ended. One long-running
-// serializable transaction elsewhere keeps them all, until the table is
+// one table in shared memory (room for max_pred_locks_per_transaction ×
+// (max_connections + max_prepared_transactions) objects), and a committed
+// transaction's locks are kept until the read-write transactions that
+// overlapped it have ended (PostgreSQL's "Transaction Isolation" chapter).
+// One long-running serializable transaction elsewhere, not declared READ
+// ONLY, keeps them all, until the table is
 // full and statements fail with 53200 "out of shared memory" (a
 // long-running one on this machine did that to the lab, in the middle of
 // an interleaving it had run cleanly before). The text is wrapped to
