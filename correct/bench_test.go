@@ -16,6 +16,7 @@ import (
 	"idemlab/correct"
 	"idemlab/lab"
 	"idemlab/lab/labtest"
+	"idemlab/postgres"
 )
 
 // What idempotency costs. BenchmarkProcess measures the correct handler on
@@ -188,7 +189,7 @@ func benchPostgres(b *testing.B, admin *sql.DB, server, schema string, level lab
 	q.Set("search_path", schema)
 	q.Set("synchronous_commit", "on") // the lab's database turns it off for its scenarios
 	u.RawQuery = q.Encode()
-	db, err := sql.Open("pgx", correct.PostgresDSN(u.String(), level))
+	db, err := sql.Open("pgx", postgres.DSN(u.String(), level))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -204,7 +205,7 @@ func benchPostgres(b *testing.B, admin *sql.DB, server, schema string, level lab
 		inner = bare{db}
 	}
 	var retries, busy, failed atomic.Int64
-	h := correct.Retry(counting{inner, &retries})
+	h := postgres.Retry(counting{inner, &retries})
 	repeat := lab.Event{Source: "provider-a", EventID: "evt-repeat", AccountID: 1, Amount: 1}
 	if load == "repeat" {
 		if _, err := h.Process(context.Background(), repeat); err != nil {

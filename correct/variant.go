@@ -4,17 +4,19 @@ import (
 	"database/sql"
 
 	"idemlab/lab"
+	"idemlab/postgres"
 )
 
 // Variant describes this package to the lab.
 var Variant = lab.Variant{
-	Name:   "correct",
-	Schema: Schema,
-	DSN:    DSN,
-	New:    func(db *sql.DB) lab.Processor { return New(db) },
+	Name:    "correct",
+	Mistake: "",
+	Schema:  Schema,
+	DSN:     DSN,
+	New:     func(db *sql.DB) lab.Processor { return New(db) },
 	Postgres: &lab.Postgres{
 		Schema: PostgresSchema,
-		DSN:    PostgresDSN,
-		New:    func(db *sql.DB) lab.Processor { return Retry(New(db)) },
+		DSN:    postgres.DSN,
+		New:    func(db *sql.DB) lab.Processor { return postgres.Retry(New(db)) },
 	},
 }

@@ -17,6 +17,7 @@ import (
 
 	"idemlab/correct"
 	"idemlab/lab"
+	"idemlab/postgres"
 	"idemlab/webhook"
 )
 
@@ -55,7 +56,7 @@ const ReadyPrefix = "ready"
 // it has applied that event and before it answers (see dyingAfterCommit):
 // the one crash the fleet's tests place exactly, not at a request count.
 func Child(role, dbURL, dieAfter string, in io.Reader, out io.Writer) error {
-	db, err := sql.Open("pgx", correct.PostgresDSN(dbURL, lab.ReadCommitted))
+	db, err := sql.Open("pgx", postgres.DSN(dbURL, lab.ReadCommitted))
 	if err != nil {
 		return err
 	}
@@ -79,9 +80,9 @@ func Child(role, dbURL, dieAfter string, in io.Reader, out io.Writer) error {
 	var proc lab.Processor
 	switch role {
 	case RoleInline:
-		proc = correct.Retry(correct.New(db))
+		proc = postgres.Retry(correct.New(db))
 	case RoleEnqueuer:
-		proc = correct.Retry(Enqueuer{DB: db})
+		proc = postgres.Retry(Enqueuer{DB: db})
 	default:
 		return fmt.Errorf("no role %q", role)
 	}

@@ -91,7 +91,7 @@ func TestRegistryCatchesMistakes(t *testing.T) {
 		{"a README that miscounts", variants.All, "..", strings.Replace(readme, "thirteen naive ones", "twelve naive ones", 1), "README"},
 		{"no PostgreSQL form, and no word why", []lab.Variant{correct.Variant, noPostgres}, root, readme, "no PostgreSQL form"},
 		{"a variant registered twice", append(slices.Clone(variants.All), markfirst.Variant), "..", readme, "twice"},
-		{"a variant without a constructor", []lab.Variant{correct.Variant, {Name: "naive/markfirst", Mistake: "x", Schema: markfirst.Schema, DSN: markfirst.DSN}}, "..", readme, "no New"},
+		{"a variant without a constructor", []lab.Variant{correct.Variant, {Name: "naive/markfirst", Mistake: "x", Schema: markfirst.Variant.Schema, DSN: markfirst.Variant.DSN}}, "..", readme, "no New"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			problems := registryProblems(tc.registry, tc.root, tc.readme, golden)

@@ -5,10 +5,15 @@
 // and the command lists the same rows, so a variant exists for the kit once
 // it is added here.
 //
-// Adding a variant: copy correct/ to naive/<name>/, make the one mistake,
-// say it in the package doc as a BUG(lab) note that names the scenarios
-// that catch it, set Name and Mistake in its variant.go, add it to All, and
-// run go test ./scenarios -update. TestRegistry checks the rest.
+// Adding a variant: make naive/<name>/ with a doc.go, a variant.go copied
+// from correct/, and a copy of each file of correct/ whose code the mistake
+// changes (process.go, schema.go), then make the one mistake. What the
+// mistake leaves alone is taken from correct/ (correct.Schema, correct.DSN,
+// correct.PostgresSchema) and from package postgres, never copied: a copy
+// identical to correct's teaches nothing and goes stale (TestNoCopies).
+// Say the mistake in the package doc as a BUG(lab) note that names the
+// scenarios that catch it, set Name and Mistake in its variant.go, add it to
+// All, and run go test ./scenarios -update. TestRegistry checks the rest.
 package variants
 
 import (

@@ -12,7 +12,8 @@ type SideBySide struct {
 	Files []DiffFile
 }
 
-// DiffFile is one file's diff, or a note ("process.go: as in correct/").
+// DiffFile is one file's diff, or a note ("schema.go: as in correct/ (the
+// mistake is not here)").
 type DiffFile struct {
 	Name string
 	Note string
@@ -67,7 +68,7 @@ func ParseDiff(text string) SideBySide {
 		case f != nil && strings.HasPrefix(line, " "):
 			flush()
 			f.Rows = append(f.Rows, DiffRow{Left: line[1:], Right: line[1:], LeftKind: "same", RightKind: "same"})
-		case strings.Contains(line, ": as in correct/"):
+		case strings.Contains(line, ": as in ") && strings.HasSuffix(line, "(the mistake is not here)"):
 			flush()
 			f = nil
 			sbs.Files = append(sbs.Files, DiffFile{Note: line})

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"idemlab/lab/report"
@@ -220,16 +221,29 @@ func cmdDiff(stdout, stderr io.Writer, variantArg string) error {
 		return badArgf("diff shows a naive variant against correct; give one of: %s", strings.Join(registered()[1:], ", "))
 	}
 	// Only the code that a variant shares with correct: doc.go and the
-	// example are prose, and would bury the mistake.
+	// example are prose, and would bury the mistake. A variant holds only
+	// the files its mistake changes; what it takes from elsewhere its
+	// variant.go names.
+	assembly, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(variant), "variant.go"))
+	if err != nil {
+		return err
+	}
 	for _, file := range codeFiles {
+		twin := codeTwin(file)
 		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(variant), file)); err != nil {
+			if owner := takenFrom(string(assembly), file); owner != "" {
+				fmt.Fprintf(stdout, "%s: as in %s/ (the mistake is not here)\n", file, owner)
+			}
 			continue // a variant without PostgreSQL files runs on SQLite only
 		}
-		if samePackageFile(root, path.Join("correct", file), path.Join(variant, file)) {
-			fmt.Fprintf(stdout, "%s: as in correct/ (the mistake is not here)\n", file)
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(twin))); err != nil {
+			twin = os.DevNull // a file correct/ has no twin of: all of it is the mistake
+		}
+		if samePackageFile(root, twin, path.Join(variant, file)) {
+			fmt.Fprintf(stdout, "%s: as in %s (the mistake is not here)\n", file, path.Dir(twin)+"/")
 			continue
 		}
-		if err := diffFile(stdout, stderr, root, path.Join("correct", file), path.Join(variant, file)); err != nil {
+		if err := diffFile(stdout, stderr, root, twin, path.Join(variant, file)); err != nil {
 			return err
 		}
 	}
@@ -237,11 +251,44 @@ func cmdDiff(stdout, stderr io.Writer, variantArg string) error {
 	return nil
 }
 
-// codeFiles are the files a variant shares with correct/, in the order a
-// reader should see them; postgres.go and retry.go only where the variant
-// runs on PostgreSQL (naive/serialasduplicate's mistake is in retry.go).
-// variant.go is left out: it only names the variant and its mistake.
+// codeFiles are the files a variant may hold of its own, in the order a
+// reader should see them; postgres.go and retry.go only where the variant's
+// mistake on PostgreSQL is in them (naive/insertorreplace's upsert,
+// naive/serialasduplicate's retry). variant.go is left out: it names the
+// variant and its mistake, and says which parts come from correct/.
 var codeFiles = []string{"schema.go", "process.go", "postgres.go", "retry.go"}
+
+// codeTwin is the file a variant's file is compared with: correct/'s file
+// of the same name, or, for the retry, the one in postgres/ that correct/
+// and the variants share.
+func codeTwin(file string) string {
+	if file == "retry.go" {
+		return "postgres/retry.go"
+	}
+	return path.Join("correct", file)
+}
+
+// takenFrom reads a variant's variant.go for the package whose schema or
+// handler it runs where it has no file of its own: "correct" for
+// correct.Schema, "naive/checkthenact" for checkthenact.New. It returns ""
+// for a file that is not the schema or the handler.
+func takenFrom(assembly, file string) string {
+	var m []string
+	switch file {
+	case "schema.go":
+		m = regexp.MustCompile(`Schema:\s+(\w+)\.Schema,`).FindStringSubmatch(assembly)
+	case "process.go":
+		m = regexp.MustCompile(`return (\w+)\.New\(db\)`).FindStringSubmatch(assembly)
+	}
+	if m == nil {
+		return ""
+	}
+	imp := regexp.MustCompile(`"idemlab/([\w/]*\b` + m[1] + `)"`).FindStringSubmatch(assembly)
+	if imp == nil {
+		return m[1]
+	}
+	return imp[1]
+}
 
 // samePackageFile reports whether two files are equal but for their package
 // clause, so that diff can skip a file where the mistake is not.

@@ -8,8 +8,9 @@ import (
 
 // Variant describes this package to the lab.
 var Variant = lab.Variant{
-	Name:   "equivalent/plainbegin",
-	Schema: Schema,
-	DSN:    DSN,
-	New:    func(db *sql.DB) lab.Processor { return New(db) },
+	Name:    "equivalent/plainbegin",
+	Mistake: "",
+	Schema:  Schema,
+	DSN:     DSN,
+	New:     func(db *sql.DB) lab.Processor { return New(db) },
 }

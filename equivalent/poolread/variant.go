@@ -3,13 +3,15 @@ package poolread
 import (
 	"database/sql"
 
+	"idemlab/correct"
 	"idemlab/lab"
 )
 
 // Variant describes this package to the lab.
 var Variant = lab.Variant{
-	Name:   "equivalent/poolread",
-	Schema: Schema,
-	DSN:    DSN,
-	New:    func(db *sql.DB) lab.Processor { return New(db) },
+	Name:    "equivalent/poolread",
+	Mistake: "",
+	Schema:  correct.Schema,
+	DSN:     correct.DSN,
+	New:     func(db *sql.DB) lab.Processor { return New(db) },
 }

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 
 	"idemlab/lab"
+	"idemlab/postgres"
 )
 
 // Variant describes this package to the lab.
@@ -15,7 +16,7 @@ var Variant = lab.Variant{
 	New:     func(db *sql.DB) lab.Processor { return New(db) },
 	Postgres: &lab.Postgres{
 		Schema: PostgresSchema,
-		DSN:    PostgresDSN,
-		New:    func(db *sql.DB) lab.Processor { return Retry(New(db)) },
+		DSN:    postgres.DSN,
+		New:    func(db *sql.DB) lab.Processor { return postgres.Retry(New(db)) },
 	},
 }

@@ -7,7 +7,7 @@
 // deciding, as in the correct variant.
 //
 // On PostgreSQL it makes the same mistake with the same code, and correct's
-// schema and settings (PostgresSchema, PostgresDSN) with its Retry: the
+// schema (PostgresSchema) and the shared postgres.DSN and postgres.Retry: the
 // races and FaultSweep catch it at every isolation level, and LockTimeout
 // too, because its credit is committed before its inbox row waits.
 //

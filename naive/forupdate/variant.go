@@ -3,19 +3,21 @@ package forupdate
 import (
 	"database/sql"
 
+	"idemlab/correct"
 	"idemlab/lab"
+	"idemlab/postgres"
 )
 
 // Variant describes this package to the lab.
 var Variant = lab.Variant{
 	Name:    "naive/forupdate",
 	Mistake: `SELECT … FOR UPDATE to check for a row that does not exist yet`,
-	Schema:  Schema,
-	DSN:     DSN,
+	Schema:  correct.Schema,
+	DSN:     correct.DSN,
 	New:     func(db *sql.DB) lab.Processor { return New(db) },
 	Postgres: &lab.Postgres{
-		Schema: PostgresSchema,
-		DSN:    PostgresDSN,
-		New:    func(db *sql.DB) lab.Processor { return Retry(New(db)) },
+		Schema: correct.PostgresSchema,
+		DSN:    postgres.DSN,
+		New:    func(db *sql.DB) lab.Processor { return postgres.Retry(New(db)) },
 	},
 }

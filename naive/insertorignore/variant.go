@@ -3,6 +3,7 @@ package insertorignore
 import (
 	"database/sql"
 
+	"idemlab/correct"
 	"idemlab/lab"
 )
 
@@ -10,7 +11,7 @@ import (
 var Variant = lab.Variant{
 	Name:    "naive/insertorignore",
 	Mistake: "INSERT OR IGNORE: a NOT NULL or CHECK violation passes for a repeat",
-	Schema:  Schema,
-	DSN:     DSN,
+	Schema:  correct.Schema,
+	DSN:     correct.DSN,
 	New:     func(db *sql.DB) lab.Processor { return New(db) },
 }

@@ -3,19 +3,21 @@ package insertorreplace
 import (
 	"database/sql"
 
+	"idemlab/correct"
 	"idemlab/lab"
+	"idemlab/postgres"
 )
 
 // Variant describes this package to the lab.
 var Variant = lab.Variant{
 	Name:    "naive/insertorreplace",
 	Mistake: "INSERT OR REPLACE: a repeat deletes the stored event and credits again",
-	Schema:  Schema,
-	DSN:     DSN,
+	Schema:  correct.Schema,
+	DSN:     correct.DSN,
 	New:     func(db *sql.DB) lab.Processor { return New(db) },
 	Postgres: &lab.Postgres{
-		Schema: PostgresSchema,
-		DSN:    PostgresDSN,
-		New:    func(db *sql.DB) lab.Processor { return Retry(NewPostgres(db)) },
+		Schema: correct.PostgresSchema,
+		DSN:    postgres.DSN,
+		New:    func(db *sql.DB) lab.Processor { return postgres.Retry(NewPostgres(db)) },
 	},
 }

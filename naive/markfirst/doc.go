@@ -7,8 +7,8 @@
 // variant; an error before COMMIT rolls the mark back too, so the retry
 // applies.
 //
-// On PostgreSQL it makes the same mistake with the same code (PostgresSchema
-// and PostgresDSN are correct's): the mark commits in one transaction, the
+// On PostgreSQL it makes the same mistake with the same code (correct's
+// PostgresSchema, with postgres.DSN): the mark commits in one transaction, the
 // credit runs after it on the pool. Caught there by Rollback and FaultSweep
 // at every isolation level.
 //

@@ -3,6 +3,7 @@ package nofk
 import (
 	"database/sql"
 
+	"idemlab/correct"
 	"idemlab/lab"
 )
 
@@ -12,5 +13,5 @@ var Variant = lab.Variant{
 	Mistake: "foreign_keys switched on once at setup, not on every connection",
 	Schema:  Schema,
 	DSN:     DSN,
-	New:     func(db *sql.DB) lab.Processor { return New(db) },
+	New:     func(db *sql.DB) lab.Processor { return correct.New(db) },
 }

@@ -11,7 +11,7 @@
 // with the key. Caught there by the races and Concurrent at every
 // isolation level: no isolation level orders two autocommit statements.
 //
-// Compare: diff -u naive/checkthenact/schema.go naive/nokey/schema.go
+// Compare: diff -u correct/schema.go naive/nokey/schema.go
 package nokey
 
 // BUG(lab): nothing in the database says that (source, event_id) is unique.

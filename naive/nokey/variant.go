@@ -4,6 +4,8 @@ import (
 	"database/sql"
 
 	"idemlab/lab"
+	"idemlab/naive/checkthenact"
+	"idemlab/postgres"
 )
 
 // Variant describes this package to the lab.
@@ -12,9 +14,9 @@ var Variant = lab.Variant{
 	Mistake: "check-then-act, and the inbox has no primary key",
 	Schema:  Schema,
 	DSN:     DSN,
-	New:     func(db *sql.DB) lab.Processor { return New(db) },
+	New:     func(db *sql.DB) lab.Processor { return checkthenact.New(db) },
 	Postgres: &lab.Postgres{
 		Schema: PostgresSchema,
-		DSN:    PostgresDSN,
+		DSN:    postgres.DSN,
 	},
 }

@@ -8,7 +8,7 @@
 // only that another transaction touched the same rows — the same event, or
 // another event for the same account.
 //
-// Compare: diff -u correct/retry.go naive/serialasduplicate/retry.go
+// Compare: diff -u postgres/retry.go naive/serialasduplicate/retry.go
 package serialasduplicate
 
 // BUG(lab): a serialization failure (40001) is answered as "duplicate".

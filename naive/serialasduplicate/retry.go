@@ -19,8 +19,8 @@ const Attempts = 4
 // run again from BEGIN — at most Attempts times, after a short random
 // pause that grows with each attempt, so that two retrying deliveries do
 // not collide again in step. If every attempt fails, the last error is
-// the answer: busy (lab.ErrBusy), never duplicate. For this handler, whose
-// transaction writes one inbox row and one account, no serialization
+// the answer: busy (lab.ErrBusy), never duplicate. For correct's handler,
+// whose transaction writes one inbox row and one account, no serialization
 // failure arises at READ COMMITTED (a deadlock, 40P01, could arise there for
 // transactions that lock rows in different orders; this one cannot), and
 // none on SQLite, so there Retry changes nothing.

@@ -4,8 +4,8 @@
 //
 // The fix: return the error; the deferred Rollback undoes the inbox row.
 //
-// On PostgreSQL it makes the same mistake with the same code (PostgresSchema
-// and PostgresDSN are correct's). Caught there by Rollback and FaultSweep at
+// On PostgreSQL it makes the same mistake with the same code (correct's
+// PostgresSchema, with postgres.DSN). Caught there by Rollback and FaultSweep at
 // every isolation level.
 //
 // Compare: diff -u correct/process.go naive/swallow/process.go

@@ -1,4 +1,4 @@
-package busyasduplicate
+package postgres
 
 import (
 	"net/url"
@@ -7,27 +7,7 @@ import (
 	"idemlab/lab"
 )
 
-// PostgresSchema is Schema in PostgreSQL's dialect. BIGINT where SQLite
-// says INTEGER (PostgreSQL's integer is 32 bits); no STRICT, because
-// PostgreSQL's columns keep their types anyway; the same NOT NULLs, CHECKs,
-// foreign key and primary key.
-const PostgresSchema = `
-CREATE TABLE accounts (
-	id      BIGINT PRIMARY KEY,
-	balance BIGINT NOT NULL DEFAULT 0
-	        CHECK (balance BETWEEN 0 AND 1000000000000000)
-);
-
-CREATE TABLE inbox (
-	source     TEXT   NOT NULL CHECK (length(source) BETWEEN 1 AND 128),
-	event_id   TEXT   NOT NULL CHECK (length(event_id) BETWEEN 1 AND 128),
-	account_id BIGINT NOT NULL REFERENCES accounts (id),
-	amount     BIGINT NOT NULL CHECK (amount BETWEEN 1 AND 1000000000),
-	PRIMARY KEY (source, event_id)
-);
-`
-
-// PostgresDSN returns the connection string for the database at server
+// DSN returns the connection string for the database at server
 // (a postgres:// URL), with the handler's settings as run-time parameters,
 // which PostgreSQL applies to every connection:
 //
@@ -41,7 +21,7 @@ CREATE TABLE inbox (
 //
 // The timeouts are the server's on purpose: pgx answers a cancelled
 // context by closing the connection, which is a blunter tool.
-func PostgresDSN(server string, level lab.Isolation) string {
+func DSN(server string, level lab.Isolation) string {
 	u, err := url.Parse(server)
 	if err != nil {
 		return server // pgx reports the malformed string itself
