@@ -3,8 +3,10 @@
 package scenarios_test
 
 // Mutation testing of the matrix (mutants/REPORT.md). Built only with
-// -tags mutants:
+// -tags mutants, on the mutants go generate ./mutants writes into
+// mutants/_generated; .ci/mutants does both:
 //
+//	go generate ./mutants
 //	go test -tags mutants ./scenarios -run '^TestMutants$' -v -parallel 2
 //
 // MUTANTS=a,b limits the run to those mutants; MUTANTS_OUT=file appends one
@@ -28,7 +30,7 @@ import (
 	"idemlab/correct"
 	"idemlab/lab"
 	"idemlab/lab/labtest"
-	"idemlab/mutants/all"
+	"idemlab/mutants/_generated/all"
 	"idemlab/scenarios"
 )
 

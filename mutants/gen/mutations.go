@@ -3,8 +3,8 @@ package main
 // A mutation is one change a tired developer makes to correct/: the old
 // text of file, which must occur there exactly once, replaced by new.
 type mutation struct {
-	name string // the package, mutants/<name>
-	file string // process.go or schema.go
+	name string // the package, mutants/_generated/<name>; its variant is "mutants/<name>"
+	file string // a file of correct/ that gen copies, other than variant.go
 	old  string
 	new  string
 	why  string // one line: the change and what it does; the variant's Mistake
