@@ -2,10 +2,12 @@ package gallery_test
 
 import (
 	"bytes"
+	"errors"
 	"go/ast"
 	"go/parser"
 	"go/printer"
 	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -25,21 +27,30 @@ var twins = map[string]string{
 }
 
 // TestNoDrift compares each of those exercises with its naive twin, file by
-// file, as code: the package clause, comments (Go's and SQL's -- comments
-// inside the schema) and the Name and Mistake of variant.go may differ —
-// the exercise hides the comments that give the answer away — and so may
-// its Postgres field: the exercises run on SQLite, and a naive variant's
-// PostgreSQL form (its postgres.go) is no part of its exercise. Nothing
-// else may. A fix made to naive/ and not to the exercise, or the other way
+// file, as code. A naive variant holds only the files its mistake changes
+// and takes the rest from correct/, so where the twin has no such file the
+// exercise's is compared with correct's. The package clause, the imports
+// (the code that uses them is compared), comments (Go's and SQL's --
+// comments inside the schema) and the Name and Mistake of variant.go may
+// differ — the exercise hides the comments that give the answer away — and
+// so may its Postgres field: the exercises run on SQLite, and a naive
+// variant's PostgreSQL form is no part of its exercise. What the twin takes
+// from correct/ by name (correct.Schema, correct.New) the exercise holds as
+// its own copy (Schema, New), itself compared with correct's. Nothing else
+// may differ. A fix made to naive/ and not to the exercise, or the other way
 // round, fails here.
 func TestNoDrift(t *testing.T) {
 	for ex, naive := range twins {
 		for _, file := range []string{"process.go", "schema.go", "variant.go"} {
 			got := normalized(t, filepath.Join("..", ex, file))
-			want := normalized(t, filepath.Join("..", "..", "naive", naive, file))
+			twin := filepath.Join("naive", naive, file)
+			if _, err := os.Stat(filepath.Join("..", "..", twin)); errors.Is(err, fs.ErrNotExist) {
+				twin = filepath.Join("correct", file)
+			}
+			want := normalized(t, filepath.Join("..", "..", twin))
 			if got != want {
-				t.Errorf("exercises/%s/%s has drifted from naive/%s/%s: they must differ only in comments, the package clause and the variant's Name and Mistake\n--- exercise\n%s\n--- naive\n%s",
-					ex, file, naive, file, got, want)
+				t.Errorf("exercises/%s/%s has drifted from %s: they must differ only in comments, imports, the package clause and the variant's Name and Mistake\n--- exercise\n%s\n--- %s\n%s",
+					ex, file, twin, got, twin, want)
 			}
 		}
 	}
@@ -47,9 +58,10 @@ func TestNoDrift(t *testing.T) {
 
 var sqlComment = regexp.MustCompile(`[ \t]*--[^\n]*`)
 
-// normalized prints the file's code without comments, with package p, SQL
-// comments dropped from string literals and the Name and Mistake fields of
-// a composite literal blanked, and its Postgres field left out.
+// normalized prints the file's code without comments or imports, with
+// package p, SQL comments dropped from string literals, the Name and
+// Mistake fields of a composite literal blanked, its Postgres field left
+// out, and what it takes from correct/ by name unqualified.
 func normalized(t *testing.T, path string) string {
 	t.Helper()
 	src, err := os.ReadFile(path)
@@ -62,6 +74,11 @@ func normalized(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	f.Name.Name = "p"
+	f.Imports = nil
+	f.Decls = slices.DeleteFunc(f.Decls, func(d ast.Decl) bool {
+		g, ok := d.(*ast.GenDecl)
+		return ok && g.Tok == token.IMPORT
+	})
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.CompositeLit:
@@ -73,6 +90,11 @@ func normalized(t *testing.T, path string) string {
 				k, ok := kv.Key.(*ast.Ident)
 				return ok && k.Name == "Postgres"
 			})
+		case *ast.CallExpr:
+			n.Fun = unqualified(n.Fun)
+			for i, a := range n.Args {
+				n.Args[i] = unqualified(a)
+			}
 		case *ast.BasicLit:
 			if n.Kind == token.STRING {
 				if s, err := strconv.Unquote(n.Value); err == nil {
@@ -82,6 +104,8 @@ func normalized(t *testing.T, path string) string {
 		case *ast.KeyValueExpr:
 			if k, ok := n.Key.(*ast.Ident); ok && (k.Name == "Name" || k.Name == "Mistake") {
 				n.Value = &ast.BasicLit{Kind: token.STRING, Value: `""`}
+			} else {
+				n.Value = unqualified(n.Value)
 			}
 		}
 		return true
@@ -93,8 +117,20 @@ func normalized(t *testing.T, path string) string {
 	return b.String()
 }
 
+// unqualified is e without its correct. qualifier: correct.Schema is
+// Schema.
+func unqualified(e ast.Expr) ast.Expr {
+	if s, ok := e.(*ast.SelectorExpr); ok {
+		if x, ok := s.X.(*ast.Ident); ok && x.Name == "correct" {
+			return s.Sel
+		}
+	}
+	return e
+}
+
 // TestNoDriftCatches holds TestNoDrift's comparison to a drift: a changed
-// statement is seen, a changed comment is not.
+// statement is seen; a changed comment, import or PostgreSQL form is not,
+// nor a name taken from correct/ where the exercise has its own copy.
 func TestNoDriftCatches(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, src string) string {
@@ -117,5 +153,12 @@ func TestNoDriftCatches(t *testing.T) {
 	}
 	if got := normalized(t, write("x.go", "package x\n\nvar V = lab.Variant{Name: \"a\", DSN: OtherDSN}\n")); got == v {
 		t.Errorf("a changed DSN is not seen as drift")
+	}
+	own := normalized(t, write("own.go", "package own\n\nimport \"database/sql\"\n\nvar V = lab.Variant{Schema: Schema, DSN: DSN, New: func(db *sql.DB) lab.Processor { return New(db) }}\n"))
+	if got := normalized(t, write("taken.go", "package taken\n\nimport (\n\t\"database/sql\"\n\n\t\"idemlab/correct\"\n)\n\nvar V = lab.Variant{Schema: correct.Schema, DSN: correct.DSN, New: func(db *sql.DB) lab.Processor { return correct.New(db) }}\n")); got != own {
+		t.Errorf("what a variant takes from correct/ counts as drift from the exercise's own copy:\n%s\n%s", got, own)
+	}
+	if got := normalized(t, write("other.go", "package other\n\nimport \"database/sql\"\n\nvar V = lab.Variant{Schema: Schema, DSN: DSN, New: func(db *sql.DB) lab.Processor { return other.New(db) }}\n")); got == own {
+		t.Errorf("a handler taken from another package than correct/ is not seen as drift")
 	}
 }
