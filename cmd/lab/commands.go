@@ -196,7 +196,7 @@ func runVariant(stdout, stderr io.Writer, bs []backend, args []string, variantAr
 	if failed != nil && exercise {
 		// An exercise's check fails until the work is done: that is what
 		// the student came to see, not an error of the command.
-		fmt.Fprintf(stderr, "(the check still fails: the exercise is not done yet; go test ./%s -exercise)\n", variant)
+		fmt.Fprintf(stderr, "(the check still fails: the exercise is not done yet; go test ./checks -exercise=%s)\n", strings.TrimPrefix(variant, "exercises/"))
 		return nil
 	}
 	if failed != nil {

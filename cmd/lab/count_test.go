@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// countCases are the same in lab/labtest, exercises and cmd/lab, whose
+// countCases are the same in lab/labtest, checks and cmd/lab, whose
 // count functions must agree: the singular for 1 alone, and an irregular
 // plural as given ("deliveries", not "deliverys").
 var countCases = []struct {

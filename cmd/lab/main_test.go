@@ -62,7 +62,7 @@ func TestGoTestArgs(t *testing.T) {
 		t.Errorf("goTestArgs(matrix, /tmp/r.json) = %q, want %q", got, want)
 	}
 	got = goTestArgs(exerciseTests("exercises/checkthenact"), "/tmp/r.json")
-	want = []string{"test", "./exercises/checkthenact", "-run", "^TestExercise$", "-count=1", "-vet=off", "-exercise", "-lab.report=/tmp/r.json"}
+	want = []string{"test", "./checks", "-run", "^TestExercise$", "-count=1", "-vet=off", "-exercise=checkthenact", "-lab.report=/tmp/r.json"}
 	if !slices.Equal(got, want) {
 		t.Errorf("goTestArgs(exercise, /tmp/r.json) = %q, want %q", got, want)
 	}

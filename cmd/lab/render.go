@@ -280,8 +280,8 @@ func renderExplain(rep *report.Report, variant, scenario string) (string, error)
 	default:
 		b.WriteString(c.Transcript + "\n")
 	}
-	if strings.HasPrefix(v.Name, "exercises/") {
-		fmt.Fprintf(&b, "the same check: go test ./%s -exercise -exercise.show=%s\n", v.Name, s.Name)
+	if name, ok := strings.CutPrefix(v.Name, "exercises/"); ok {
+		fmt.Fprintf(&b, "the same check: go test ./checks -exercise=%s -exercise.show=%s\n", name, s.Name)
 	} else {
 		b.WriteString(reproduceCell(rep, s.Name, v.Name))
 	}
@@ -355,7 +355,7 @@ func renderPermutations(rep *report.Report, variant string) (string, error) {
 }
 
 // count writes n with its noun, one or many: "1 interleaving",
-// "2 interleavings". lab/labtest and exercises have the same (the command
+// "2 interleavings". lab/labtest and checks have the same (the command
 // does not link the engine for one function); TestCount in each holds them
 // to the same cases.
 func count(n int, one, many string) string {

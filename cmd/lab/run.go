@@ -31,10 +31,10 @@ func moduleRoot() (string, error) {
 }
 
 // tests names the go test run a subcommand renders: the matrix test in
-// ./scenarios, selected by a -run pattern, or an exercise's check, which
-// runs the matrix on the student's package.
+// ./scenarios, selected by a -run pattern, or an exercise's check in
+// ./checks, which runs the matrix on the student's package.
 type tests struct {
-	pkg      string   // "./scenarios" or "./exercises/<name>"
+	pkg      string   // "./scenarios" or "./checks"
 	run      string   // the -run pattern
 	flags    []string // the package's own flags
 	noShrink bool     // the output shows no Property story: do not shrink it
@@ -61,9 +61,10 @@ func verdictsOnly(ts tests) tests {
 }
 
 // exerciseTests runs the check of the exercise package pkg
-// ("exercises/checkthenact").
+// ("exercises/checkthenact"): go test ./checks -exercise=checkthenact.
 func exerciseTests(pkg string) tests {
-	return tests{pkg: "./" + pkg, run: "^TestExercise$", flags: []string{"-exercise"}, depth: 2, matrices: 1}
+	name := strings.TrimPrefix(pkg, "exercises/")
+	return tests{pkg: "./checks", run: "^TestExercise$", flags: []string{"-exercise=" + name}, depth: 2, matrices: 1}
 }
 
 // goTestArgs returns the arguments of the go test command that runs ts and
@@ -174,7 +175,8 @@ func resolveVariant(arg string) (string, error) {
 }
 
 // isExercise reports whether name is an exercise package of the module
-// ("exercises/checkthenact"), whose check explain and permutations can run.
+// ("exercises/checkthenact", a directory of Go files), whose check, in
+// ./checks, explain and permutations can run.
 func isExercise(name string) bool {
 	rest, ok := strings.CutPrefix(name, "exercises/")
 	if !ok || rest == "" || strings.ContainsAny(rest, "/.") {
@@ -184,7 +186,7 @@ func isExercise(name string) bool {
 	if err != nil {
 		return false
 	}
-	files, _ := filepath.Glob(filepath.Join(root, "exercises", rest, "*_test.go"))
+	files, _ := filepath.Glob(filepath.Join(root, "exercises", rest, "*.go"))
 	return len(files) > 0
 }
 

@@ -8,5 +8,5 @@
 // operation, and this handler activates the order twice. Change it until
 // its check passes:
 //
-//	go test ./exercises/businesskey -exercise
+//	go test ./checks -exercise=businesskey
 package businesskey

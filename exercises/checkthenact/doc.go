@@ -3,5 +3,5 @@
 //
 // Two deliveries of the same event at the same time can both credit. Change this package until its check passes:
 //
-//	go test ./exercises/checkthenact -exercise
+//	go test ./checks -exercise=checkthenact
 package checkthenact

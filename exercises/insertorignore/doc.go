@@ -3,5 +3,5 @@
 //
 // When the schema refuses the inbox row, the handler never hears of it. Change this package until its check passes:
 //
-//	go test ./exercises/insertorignore -exercise
+//	go test ./checks -exercise=insertorignore
 package insertorignore

@@ -3,5 +3,5 @@
 //
 // A failure after the inbox row is written loses the credit for good: the retry is taken for a duplicate. Change this package until its check passes:
 //
-//	go test ./exercises/markfirst -exercise
+//	go test ./checks -exercise=markfirst
 package markfirst

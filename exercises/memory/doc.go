@@ -7,5 +7,5 @@
 // its own: the schema created on one connection does not exist on the next.
 // Change DSN until the check passes:
 //
-//	go test ./exercises/memory -exercise
+//	go test ./checks -exercise=memory
 package memory

@@ -3,5 +3,5 @@
 //
 // An event for account 99, which does not exist, is answered "applied" and leaves a row in the inbox. Change this package until its check passes:
 //
-//	go test ./exercises/missingaccount -exercise
+//	go test ./checks -exercise=missingaccount
 package missingaccount

@@ -3,9 +3,10 @@
 // and write the scenario that catches it.
 //
 // Variant is, for now, the correct handler (process.go and schema.go are
-// copies of correct/'s), and Scenario asserts nothing. Put one mistake into
-// the handler, and make Scenario tell the story that exposes it: the check
-// wants Scenario to hold on correct/ and to fail on Variant.
+// copies of correct/'s), and its scenario, MyScenario in
+// checks/newvariant_scenario.go, asserts nothing. Put one mistake into the
+// handler, and make MyScenario tell the story that exposes it: the check
+// wants MyScenario to hold on correct/ and to fail on Variant.
 //
-//	go test ./exercises/newvariant -exercise
+//	go test ./checks -exercise=newvariant
 package newvariant

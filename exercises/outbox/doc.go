@@ -10,5 +10,5 @@
 // die between sending and marking, let the receiver drop a message it has
 // seen. Change this package until the check passes:
 //
-//	go test ./exercises/outbox -exercise
+//	go test ./checks -exercise=outbox
 package outbox

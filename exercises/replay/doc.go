@@ -7,5 +7,5 @@
 // reports the balance as it is now, which other credits may have moved.
 // Change it until its check passes:
 //
-//	go test ./exercises/replay -exercise
+//	go test ./checks -exercise=replay
 package replay

@@ -8,5 +8,5 @@
 // days) looks new and is credited again. Change Purge until the check
 // passes:
 //
-//	go test ./exercises/retention -exercise
+//	go test ./checks -exercise=retention
 package retention

@@ -3,5 +3,5 @@
 //
 // The provider-b event evt-1 is a different event from provider-a's evt-1, but this handler drops it as a repeat. Change this package until its check passes:
 //
-//	go test ./exercises/sourcescope -exercise
+//	go test ./checks -exercise=sourcescope
 package sourcescope

@@ -1,0 +1,509 @@
+// Package checks holds the check of every exercise of EXERCISES.md, and
+// what the checks share: the checks built from the lab's scenarios, the
+// report a student reads when a check fails, and the list of exercises its
+// tests run.
+//
+// An exercise is a package of ../exercises, the starting point: the code
+// to change. Its check is here, in a file named for it (sourcescope.go),
+// so that the package a student changes imports only what correct/ does.
+// The checks run from this package's tests:
+//
+//	go test ./checks -exercise=sourcescope   # is my work done?
+//	go test ./checks -exercise.red           # CI: every starting point still fails its check
+//
+// Without -exercise or -exercise.red no exercise is checked, so that go
+// test ./... stays green whatever state the exercises are in. The tests
+// then hold every reference solution (../solutions) to its exercise's
+// check, and assert that each check rejects every wrong fix of its gallery
+// (the gallery_*_test.go files), for the reason expected.
+//
+// An exercise is a variant: every check that takes a handler runs the
+// whole matrix on it (every scenario of scenarios.All that is not a limit
+// of the pattern), held to the correct standard, plus the exercise's own
+// targeted checks. A fix that breaks a guarantee the starting point kept
+// fails, and names it.
+package checks
+
+import (
+	"flag"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"idemlab/exercises/businesskey"
+	"idemlab/exercises/checkthenact"
+	"idemlab/exercises/insertorignore"
+	"idemlab/exercises/markfirst"
+	"idemlab/exercises/memory"
+	"idemlab/exercises/missingaccount"
+	"idemlab/exercises/newvariant"
+	"idemlab/exercises/outbox"
+	"idemlab/exercises/replay"
+	"idemlab/exercises/retention"
+	"idemlab/exercises/sourcescope"
+	"idemlab/lab"
+	"idemlab/lab/labtest"
+	"idemlab/lab/report"
+	"idemlab/scenarios"
+)
+
+var (
+	exerciseFlag = flag.String("exercise", "", "check the `exercise` of that name (sourcescope, …): the test fails until the work is done")
+	redFlag      = flag.Bool("exercise.red", false, "check that every exercise's starting point (with -exercise, the named one's) fails its check (for CI: an exercise that is already solved teaches nothing)")
+	showFlag     = flag.String("exercise.show", "", "with -exercise, show every failure and the whole transcript of the named `guarantee`")
+	// reportFlag is what go run ./cmd/lab explain and permutations read for
+	// an exercise, as they read the matrix test's report for a variant.
+	reportFlag = flag.String("lab.report", "", "with -exercise, write the cells of the matrix the check ran, with their evidence and transcripts, as JSON to `file`")
+)
+
+// An Exercise is one exercise of EXERCISES.md, as the tests check it.
+type Exercise struct {
+	// Name is its package's directory in ../exercises: "sourcescope".
+	Name string
+	// check holds the package as it stands (the starting point, or the
+	// student's work) to the exercise's check.
+	check func(c *Checker)
+}
+
+// exercise is the exercise name whose check is check, run on impl.
+func exercise[I any](name string, check Check[I], impl I) Exercise {
+	return Exercise{Name: name, check: func(c *Checker) { check(c, impl) }}
+}
+
+// Exercises are the exercises, in EXERCISES.md's order, each with the
+// package of ../exercises its check runs on.
+var Exercises = []Exercise{
+	exercise("sourcescope", SourceScope, sourcescope.Variant),
+	exercise("missingaccount", MissingAccount, missingaccount.Variant),
+	exercise("replay", Replay, replay.Starting),
+	exercise("checkthenact", CheckThenAct, checkthenact.Variant),
+	exercise("markfirst", MarkFirst, markfirst.Variant),
+	exercise("insertorignore", InsertOrIgnore, insertorignore.Variant),
+	exercise("businesskey", BusinessKey, businesskey.Starting),
+	exercise("retention", Retention, retention.Starting),
+	exercise("outbox", Outbox, outbox.Starting),
+	exercise("memory", Memory, memory.DSN),
+	exercise("newvariant", NewVariant, NewVariantWork{Variant: newvariant.Variant, Scenario: MyScenario}),
+}
+
+// Find returns the exercise called name, or an error, one line long, that
+// lists the exercises there are.
+func Find(name string) (Exercise, error) {
+	var names []string
+	for _, e := range Exercises {
+		if e.Name == name {
+			return e, nil
+		}
+		names = append(names, e.Name)
+	}
+	return Exercise{}, fmt.Errorf("unknown exercise %q; the exercises are %s", name, strings.Join(names, ", "))
+}
+
+// selected returns the exercises the command line asks to check: the one
+// -exercise names, or with -exercise.red alone every one; none without
+// either. An unknown name is an error, one line long, that lists the
+// exercises there are.
+func selected() ([]Exercise, error) {
+	switch {
+	case *exerciseFlag != "":
+		e, err := Find(*exerciseFlag)
+		if err != nil {
+			return nil, err
+		}
+		return []Exercise{e}, nil
+	case *redFlag:
+		return Exercises, nil
+	}
+	return nil, nil
+}
+
+// Check holds e's package to its check, as a student asks: a failing check
+// reports, once, every broken guarantee with its first line, the first
+// one's story in full (or, with -exercise.show, the named one's, uncapped),
+// and the command that shows another. With -lab.report it writes the cells
+// of the matrix it ran.
+func (e Exercise) Check(t *testing.T) {
+	t.Helper()
+	c := &Checker{T: t}
+	e.check(c)
+	if *reportFlag != "" {
+		if err := c.report().Write(*reportFlag); err != nil {
+			t.Errorf("writing the report: %v", err)
+		}
+	}
+	if len(c.failures) > 0 {
+		t.Error(Render("exercises/"+e.Name, e.Name, c.failures, *showFlag))
+	}
+}
+
+// CheckRed fails t if e's package passes its check: an exercise whose
+// starting point is already solved teaches nothing. It stops at the
+// check's first failure.
+func (e Exercise) CheckRed(t *testing.T) {
+	t.Helper()
+	c := &Checker{T: t, firstOnly: true}
+	e.check(c)
+	if len(c.failures) == 0 {
+		t.Errorf("exercises/%s already passes its check: the exercise has nothing left to do", e.Name)
+	}
+}
+
+// A Failure is one guarantee that an implementation breaks.
+type Failure struct {
+	// Guarantee names it: a scenario of the matrix ("Race") or one of the
+	// exercise's own checks ("SecondSourceRepeat").
+	Guarantee string
+	// Shows is what holding it means, in one line.
+	Shows string
+	// Lines are the broken expectations, "Func(input) = got, want want".
+	Lines []string
+	// Transcript is the story that broke it, if one was recorded.
+	Transcript string
+}
+
+// A Checker collects the failures of one check. A check that runs many
+// guarantees asks Done before each, so that a caller that needs only to
+// know whether the implementation is rejected (the gallery of wrong fixes,
+// -exercise.red) can stop at the first failure.
+type Checker struct {
+	T         *testing.T
+	failures  []Failure
+	firstOnly bool
+	ran       []ranCell // the matrix's cells the check ran, for -lab.report
+	// ranBefore holds cells other checks ran on the same handler (see
+	// VerifyAll), by scenario and variant name; nil for a check on its own.
+	ranBefore map[[2]string]*report.Cell
+}
+
+// ranCell is one scenario the check ran on one variant.
+type ranCell struct {
+	sc   labtest.Scenario
+	v    lab.Variant
+	cell *report.Cell
+}
+
+// Fail records a broken guarantee.
+func (c *Checker) Fail(f Failure) { c.failures = append(c.failures, f) }
+
+// Failf records a broken guarantee with one line of evidence.
+func (c *Checker) Failf(guarantee, shows, format string, args ...any) {
+	c.Fail(Failure{Guarantee: guarantee, Shows: shows, Lines: []string{fmt.Sprintf(format, args...)}})
+}
+
+// Done reports whether the check may stop: a failure was found and only
+// the first one is wanted.
+func (c *Checker) Done() bool { return c.firstOnly && len(c.failures) > 0 }
+
+// Failures returns what the check found so far.
+func (c *Checker) Failures() []Failure { return c.failures }
+
+// Scenario runs sc against v, held to the correct standard, unless the
+// check is done, and records the failure with its transcript. It reports
+// whether sc held (or did not run).
+func (c *Checker) Scenario(sc labtest.Scenario, v lab.Variant) bool {
+	if c.Done() {
+		return true
+	}
+	useLabDefaults()
+	cell, ok := c.ranBefore[[2]string{sc.Name, v.Name}]
+	if !ok {
+		cell = labtest.RunCell(c.T, sc, v)
+		if c.ranBefore != nil {
+			c.ranBefore[[2]string{sc.Name, v.Name}] = cell
+		}
+	}
+	c.ran = append(c.ran, ranCell{sc, v, cell})
+	if cell.Pass {
+		return true
+	}
+	c.Fail(Failure{Guarantee: sc.Name, Shows: sc.Shows, Lines: cell.Failures, Transcript: cell.Transcript})
+	return false
+}
+
+// Matrix runs the matrix against v: every scenario of scenarios.All that is
+// not a limit of the pattern, held to the correct standard, the scenarios
+// named in first first (an exercise's own subject, so that its failure is
+// the one told in full), then own (the exercise's targeted checks), then the
+// rest in the matrix's order. Scenarios added to scenarios.All later are
+// picked up without a change here.
+func (c *Checker) Matrix(v lab.Variant, first []string, own ...labtest.Scenario) {
+	var rest []labtest.Scenario
+	for _, name := range first {
+		sc, ok := MatrixScenario(name)
+		if !ok {
+			c.T.Fatalf("no scenario %q in scenarios.All", name)
+		}
+		c.Scenario(sc, v)
+	}
+	for _, sc := range own {
+		c.Scenario(sc, v)
+	}
+	for _, sc := range NonLimit() {
+		if !slices.Contains(first, sc.Name) {
+			rest = append(rest, sc)
+		}
+	}
+	for _, sc := range rest {
+		c.Scenario(sc, v)
+	}
+}
+
+// NonLimit returns the scenarios of the matrix that every handler must
+// hold: all of scenarios.All but the limits of the pattern.
+func NonLimit() []labtest.Scenario {
+	var out []labtest.Scenario
+	for _, sc := range scenarios.All {
+		if sc.Limit == "" {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
+// MatrixScenario finds a scenario of scenarios.All by name.
+func MatrixScenario(name string) (labtest.Scenario, bool) {
+	for _, sc := range scenarios.All {
+		if sc.Name == name {
+			return sc, true
+		}
+	}
+	return labtest.Scenario{}, false
+}
+
+// A Check holds an implementation to an exercise's standard and records
+// what it breaks on c.
+type Check[I any] func(c *Checker, impl I)
+
+// Handler is the check of the exercises that repair a handler: the whole
+// matrix, the scenarios named in first first, then the exercise's own.
+func Handler(first []string, own ...labtest.Scenario) Check[lab.Variant] {
+	return func(c *Checker, v lab.Variant) { c.Matrix(v, first, own...) }
+}
+
+// report is what the check ran, as the matrix test reports it: a row per
+// variant, a column per scenario, in the order they ran.
+func (c *Checker) report() *report.Report {
+	var scs []labtest.Scenario
+	var vs []lab.Variant
+	for _, r := range c.ran {
+		if !slices.ContainsFunc(scs, func(s labtest.Scenario) bool { return s.Name == r.sc.Name }) {
+			scs = append(scs, r.sc)
+		}
+		if !slices.ContainsFunc(vs, func(v lab.Variant) bool { return v.Name == r.v.Name }) {
+			vs = append(vs, r.v)
+		}
+	}
+	rep := labtest.NewReport(scs, vs)
+	for _, r := range c.ran {
+		rep.Set(r.v.Name, r.sc.Name, r.cell)
+	}
+	return rep
+}
+
+// Verify holds a reference solution to an exercise's check, always: a
+// solution that fails means the exercise ships broken.
+func Verify[I any](t *testing.T, check Check[I], solution I) {
+	t.Helper()
+	c := &Checker{T: t}
+	check(c, solution)
+	if len(c.failures) > 0 {
+		t.Errorf("the reference solution fails its exercise:\n%s", Render("the reference solution", "", c.failures, ""))
+	}
+}
+
+// VerifyAll is Verify for one solution that answers several exercises,
+// each check as a subtest named for its exercise: correct, for the
+// exercises that repair a naive handler. Their checks run largely the same
+// cells of the matrix (the whole matrix, in another order, plus an
+// exercise's own scenarios); a cell's verdict is a function of its
+// scenario and handler alone, so each cell runs once and its verdict serves
+// every check that asks for it.
+func VerifyAll(t *testing.T, checks map[string]Check[lab.Variant], solution lab.Variant) {
+	t.Helper()
+	ranBefore := map[[2]string]*report.Cell{}
+	for _, name := range slices.Sorted(maps.Keys(checks)) {
+		t.Run(name, func(t *testing.T) {
+			c := &Checker{T: t, ranBefore: ranBefore}
+			checks[name](c, solution)
+			if len(c.failures) > 0 {
+				t.Errorf("the reference solution fails its exercise:\n%s", Render("the reference solution", "", c.failures, ""))
+			}
+		})
+	}
+}
+
+// Reject runs check on impl until its first failure and returns it (none if
+// impl passes): enough to know that the check rejects impl, and why.
+func Reject[I any](t *testing.T, check Check[I], impl I) []Failure {
+	t.Helper()
+	c := &Checker{T: t, firstOnly: true}
+	check(c, impl)
+	return c.failures
+}
+
+// transcriptLines and failureLines cap the story Render tells in full.
+const transcriptLines, failureLines = 40, 8
+
+// StoryWidth is the widest line of a story Render writes: go test indents
+// a failure's lines by 8, and the whole must fit report.Width.
+const StoryWidth = report.Width - 8
+
+// Render writes a check's failures as a student reads them: a line per
+// broken guarantee with its first piece of evidence, then the first one
+// (or the one named by show) in full, its transcript capped at a screen,
+// and the command that shows another. subject names what was checked
+// ("exercises/sourcescope"); exercise names the exercise whose check the
+// commands run, "" for none (a reference solution, a wrong fix: no
+// command checks them alone). Its lines fit StoryWidth: long ones wrap
+// under their own start, and a transcript, rendered to
+// labtest.TranscriptWidth, is indented by 2.
+func Render(subject, exercise string, failures []Failure, show string) string {
+	var b strings.Builder
+	wrap := func(s string, indent int) { b.WriteString(report.WrapWidth(s, indent, StoryWidth)) }
+	fmt.Fprintf(&b, "%s breaks %s:\n", subject, count(len(failures), "guarantee", "guarantees"))
+	width := 0
+	for _, f := range failures {
+		width = max(width, len(f.Guarantee))
+	}
+	for _, f := range failures {
+		wrap(fmt.Sprintf("  ✗ %-*s  %s", width, f.Guarantee, f.Shows), width+6)
+		if len(f.Lines) > 0 {
+			more := ""
+			if n := len(f.Lines) - 1; n > 0 {
+				more = fmt.Sprintf(" (and %d more)", n)
+			}
+			wrap(fmt.Sprintf("    %*s  %s%s", width, "", f.Lines[0], more), width+6)
+		}
+	}
+	full := failures[0]
+	capped := show == ""
+	for _, f := range failures {
+		if f.Guarantee == show {
+			full = f
+		}
+	}
+	fmt.Fprintf(&b, "\n%s, in full:\n", full.Guarantee)
+	// The transcript notes each failure where it happened ("FAIL: …"): a
+	// failure it tells is not listed again.
+	noted := failNotes(full.Transcript)
+	var told []string
+	for _, l := range full.Lines {
+		if !noted[strings.Join(strings.Fields(l), " ")] {
+			told = append(told, l)
+		}
+	}
+	if capped && len(told) > failureLines {
+		told = append(told[:failureLines], fmt.Sprintf("… %d more", len(told)-failureLines))
+	}
+	for _, l := range told {
+		wrap("  "+l, 4)
+	}
+	if full.Transcript != "" {
+		lines := strings.Split(strings.TrimRight(full.Transcript, "\n"), "\n")
+		fmt.Fprintf(&b, "transcript:\n")
+		shown := lines
+		if capped && len(lines) > transcriptLines {
+			shown = lines[:transcriptLines]
+		}
+		for _, l := range shown {
+			fmt.Fprintf(&b, "  %s\n", l)
+		}
+		if n := len(lines) - len(shown); n > 0 && exercise != "" {
+			fmt.Fprintf(&b, "  … %d more lines:\n    %s\n", n, showCommand(exercise, full.Guarantee))
+		} else if n > 0 {
+			fmt.Fprintf(&b, "  … %d more lines\n", n)
+		}
+	}
+	other := full.Guarantee
+	if len(failures) > 1 && failures[0].Guarantee == full.Guarantee {
+		other = failures[1].Guarantee
+	}
+	if len(failures) > 1 && exercise != "" {
+		fmt.Fprintf(&b, "\nsee another in full:\n  %s", showCommand(exercise, other))
+	}
+	return b.String()
+}
+
+// showCommand is the command that checks exercise and shows every failure
+// and the whole transcript of guarantee.
+func showCommand(exercise, guarantee string) string {
+	return fmt.Sprintf("go test ./checks -exercise=%s -exercise.show=%s", exercise, guarantee)
+}
+
+// failNotes returns the failures a transcript notes, "FAIL: …" with the
+// lines it wraps onto (indented), whitespace collapsed.
+func failNotes(transcript string) map[string]bool {
+	notes := map[string]bool{}
+	var note []string
+	flush := func() {
+		if note != nil {
+			notes[strings.Join(strings.Fields(strings.Join(note, " ")), " ")] = true
+		}
+		note = nil
+	}
+	for _, l := range strings.Split(transcript, "\n") {
+		switch {
+		case strings.HasPrefix(l, "FAIL: "):
+			flush()
+			note = []string{strings.TrimPrefix(l, "FAIL: ")}
+		case note != nil && strings.HasPrefix(l, " "):
+			note = append(note, l)
+		default:
+			flush()
+		}
+	}
+	flush()
+	return notes
+}
+
+// count writes n with its noun, one or many: "1 guarantee", "11
+// guarantees". lab/labtest and cmd/lab have the same (this package needs
+// it unexported, and a shared package for one function is not worth it);
+// TestCount in each holds them to the same cases.
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+var labDefaults sync.Once
+
+// useLabDefaults gives rapid the settings the matrix runs with (see
+// scenarios_test.go's TestMain) unless the command line chose others: a
+// fixed seed, so that a check gives the same verdict every time; no fail
+// files, which rapid would write into checks/; stories of 15 actions; and
+// a counterexample shrunk, with no time limit, only when a student will
+// read it (-exercise, not -exercise.red): the
+// reference solutions, the gallery of wrong fixes and the starting points
+// of -exercise.red need the verdict, not the shortest story
+// (scenarios.Shrinking says what shrinking costs).
+func useLabDefaults() {
+	labDefaults.Do(func() {
+		set := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		shrink := "0s"
+		if *exerciseFlag != "" && !*redFlag {
+			shrink = "1000h"
+		}
+		for name, value := range map[string]string{
+			"rapid.seed":       "1",
+			"rapid.nofailfile": "true",
+			"rapid.shrinktime": shrink,
+			"rapid.steps":      "15",
+		} {
+			if !set[name] && !(name == "rapid.nofailfile" && set["rapid.failfile"]) {
+				flag.Set(name, value)
+			}
+		}
+	})
+}
+
+// FailureOf is a matrix cell's verdict as a failure, for checks that run a
+// scenario themselves.
+func FailureOf(sc labtest.Scenario, cell *report.Cell) Failure {
+	return Failure{Guarantee: sc.Name, Shows: sc.Shows, Lines: cell.Failures, Transcript: cell.Transcript}
+}

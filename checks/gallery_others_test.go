@@ -1,0 +1,123 @@
+package checks_test
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+	"time"
+
+	"idemlab/checks"
+	"idemlab/exercises/retention"
+	"idemlab/lab/labtest"
+	"idemlab/naive/idonly"
+	"idemlab/scenarios"
+	retentionsolution "idemlab/solutions/retention"
+)
+
+// Exercise 10: the DSN.
+var memoryFixes = []struct {
+	name, why string
+	dsn       func(path string) string
+	by        []string
+}{
+	{"shared-cache", "file::memory:?cache=shared: one database for the whole pool, gone when the pool closes",
+		func(string) string {
+			return "file::memory:?cache=shared&_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_txlock=immediate"
+		}, []string{"SecondConnection"}},
+	{"memdb-vfs", "the memdb VFS under a name: shared by the pool of one process, not a file",
+		func(string) string {
+			return "file:/ledger.db?vfs=memdb&_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_txlock=immediate"
+		}, []string{"SecondConnection"}},
+	{"file-without-foreign-keys", "a file, but the DSN's pragmas dropped with the :memory:",
+		func(path string) string { return "file:" + path + "?_txlock=immediate&_pragma=busy_timeout(5000)" }, []string{"UnknownAccount", "SchemaGuards"}},
+	{"file-without-busy-timeout", "a file, but no busy_timeout: contention fails at once",
+		func(path string) string { return "file:" + path + "?_pragma=foreign_keys(1)&_txlock=immediate" }, []string{"Concurrent", "LockTimeout", "Race", "ConflictRace"}},
+}
+
+func TestGalleryMemory(t *testing.T) {
+	for _, w := range memoryFixes {
+		t.Run("memory/"+w.name, func(t *testing.T) {
+			t.Parallel()
+			reject(t, checks.Memory, w.dsn, w.by)
+		})
+	}
+}
+
+// Exercise 11: a new mistake and the scenario that catches it.
+var (
+	lowerCaseIDs = ledger{}.variant("gallery/newvariant/correct-copy")
+	mine         = labtest.Scenario{Name: "Mine", Shows: "(nothing)", Run: func(r *labtest.Run) { r.Open() }}
+	wantsTwo     = labtest.Scenario{Name: "Mine", Shows: "one payment under two ids credits once", Run: scenarioOf("BusinessKey")}
+)
+
+func scenarioOf(name string) func(r *labtest.Run) {
+	for _, sc := range scenarios.All {
+		if sc.Name == name {
+			return sc.Run
+		}
+	}
+	panic("no scenario " + name)
+}
+
+var newvariantFixes = []struct {
+	name string
+	work checks.NewVariantWork
+	by   []string
+}{
+	// The starting point's scenario, with a mistake made.
+	{"scenario-asserts-nothing", checks.NewVariantWork{Variant: idonly.Variant, Scenario: mine}, []string{"Catches"}},
+	// A mistake the kit already has (idonly), caught by a copy of its scenario.
+	{"an-old-mistake", checks.NewVariantWork{Variant: idonly.Variant, Scenario: labtest.Scenario{Name: "Mine", Run: scenarioOf("PayloadConflict")}}, []string{"New"}},
+	// A scenario that asks for more than the pattern gives: it fails on correct/ too.
+	{"asks-too-much", checks.NewVariantWork{Variant: lowerCaseIDs, Scenario: wantsTwo}, []string{"Fair"}},
+	// No mistake at all: the variant is correct/, so nothing can catch it.
+	{"no-mistake", checks.NewVariantWork{Variant: lowerCaseIDs, Scenario: labtest.Scenario{Name: "Mine", Run: scenarioOf("Duplicate")}}, []string{"Catches"}},
+}
+
+func TestGalleryNewVariant(t *testing.T) {
+	for _, w := range newvariantFixes {
+		t.Run("newvariant/"+w.name, func(t *testing.T) {
+			t.Parallel()
+			reject(t, checks.NewVariant, w.work, w.by)
+		})
+	}
+}
+
+// Exercise 8: the purge. The handler is the reference solution's; only
+// Purge is wrong.
+var retentionFixes = []struct {
+	name, why string
+	where     func(now time.Time) (string, int64)
+}{
+	{"one-hour-window", "rows older than an hour go",
+		func(now time.Time) (string, int64) { return "received < ?", now.Add(-time.Hour).Unix() }},
+	{"boundary-off-by-one", "<= instead of <: a row exactly as old as the window goes, though the provider may still redeliver at its end",
+		func(now time.Time) (string, int64) {
+			return "received <= ?", now.Add(-retention.RedeliveryWindow).Unix()
+		}},
+	{"milliseconds", "the cutoff in milliseconds, the column in seconds: everything goes",
+		func(now time.Time) (string, int64) {
+			return "received < ?", now.Add(-retention.RedeliveryWindow).UnixMilli()
+		}},
+	{"keeps-everything", "a purge that is safe because it deletes nothing",
+		func(now time.Time) (string, int64) { return "received < ?", 0 }},
+}
+
+func TestGalleryRetention(t *testing.T) {
+	for _, w := range retentionFixes {
+		t.Run("retention/"+w.name, func(t *testing.T) {
+			t.Parallel()
+			s := retentionsolution.Service
+			s.Name = "gallery/retention/" + w.name
+			s.Purge = func(ctx context.Context, db *sql.DB, now time.Time) (int64, error) {
+				cond, arg := w.where(now)
+				res, err := db.ExecContext(ctx, `DELETE FROM inbox WHERE `+cond, arg)
+				if err != nil {
+					return 0, err
+				}
+				return res.RowsAffected()
+			}
+			reject(t, checks.Retention, s, []string{"PurgeBoundaries"})
+		})
+	}
+}

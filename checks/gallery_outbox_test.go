@@ -1,0 +1,115 @@
+package checks_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"testing"
+
+	"idemlab/checks"
+	"idemlab/exercises/outbox"
+	"idemlab/lab"
+	solution "idemlab/solutions/outbox"
+)
+
+// Exercise 9: one receipt per credit.
+type outboxFix struct {
+	name      string
+	sendInTx  bool // no outbox: the handler sends, and the mailbox deduplicates
+	sendAfter bool // no outbox: the handler sends after its COMMIT, the mailbox deduplicates
+	markFirst bool // the relay marks a message sent before sending it
+	noDedupe  bool // the mailbox keeps every copy
+	by        []string
+}
+
+var outboxFixes = []outboxFix{
+	{name: "no-outbox-mailbox-dedupes", sendInTx: true, by: []string{"OneReceiptPerCredit"}},
+	{name: "send-after-commit", sendAfter: true, by: []string{"OneReceiptPerCredit"}},
+	{name: "relay-marks-sent-first", markFirst: true, by: []string{"OneReceiptPerCredit"}},
+	{name: "mailbox-keeps-copies", noDedupe: true, by: []string{"OneReceiptPerCredit"}},
+}
+
+func (w outboxFix) service() outbox.Service {
+	s := solution.Service
+	name := "gallery/outbox/" + w.name
+	if w.sendInTx || w.sendAfter {
+		s.Variant = func(m outbox.Mailer) lab.Variant {
+			return lab.Variant{Name: name, Mistake: "a wrong fix", Schema: solution.Schema, DSN: solution.DSN,
+				New: func(db *sql.DB) lab.Processor { return &sending{solution.New(db), db, m, w.sendInTx} }}
+		}
+		s.Relay = func(context.Context, *sql.DB, outbox.Mailer) error { return nil }
+	} else {
+		base := s.Variant
+		s.Variant = func(m outbox.Mailer) lab.Variant { v := base(m); v.Name = name; return v }
+	}
+	if w.markFirst {
+		s.Relay = markThenSend
+	}
+	if w.noDedupe {
+		s.Receiver = func() outbox.Mailbox { return &outbox.Receiver{} }
+	}
+	return s
+}
+
+func TestGalleryOutbox(t *testing.T) {
+	for _, w := range outboxFixes {
+		t.Run("outbox/"+w.name, func(t *testing.T) {
+			t.Parallel()
+			reject(t, checks.Outbox, w.service(), w.by)
+		})
+	}
+}
+
+// sending is the reference handler, minus the outbox row's purpose: it
+// sends the receipt itself, inside its transaction (before COMMIT) or
+// after it.
+type sending struct {
+	p      lab.Processor
+	db     *sql.DB
+	mailer outbox.Mailer
+	inTx   bool
+}
+
+func (s *sending) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) {
+	if s.inTx {
+		// Sent before the credit's COMMIT, as the starting point does (here
+		// before its transaction begins, which is the same to the mailbox).
+		if err := s.mailer.Send(ctx, outbox.Receipt(e)); err != nil {
+			return 0, err
+		}
+	}
+	o, err := s.p.Process(ctx, e)
+	if err == nil && o == lab.Applied && !s.inTx {
+		if err := s.mailer.Send(ctx, outbox.Receipt(e)); err != nil {
+			return 0, err
+		}
+	}
+	return o, err
+}
+
+// markThenSend marks each waiting message sent, and then sends it.
+func markThenSend(ctx context.Context, db *sql.DB, mailer outbox.Mailer) error {
+	rows, err := db.QueryContext(ctx, `SELECT id, body FROM outbox WHERE sent = 0 ORDER BY rowid`)
+	if err != nil {
+		return err
+	}
+	var pending []outbox.Message
+	for rows.Next() {
+		var m outbox.Message
+		if err := rows.Scan(&m.ID, &m.Body); err != nil {
+			rows.Close()
+			return err
+		}
+		pending = append(pending, m)
+	}
+	rows.Close()
+	for _, m := range pending {
+		if _, err := db.ExecContext(ctx, `UPDATE outbox SET sent = 1 WHERE id = $1`, m.ID); err != nil {
+			return err
+		}
+		if err := mailer.Send(ctx, m); err != nil {
+			return fmt.Errorf("sending %s: %w", m.ID, err)
+		}
+	}
+	return nil
+}

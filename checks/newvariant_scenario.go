@@ -1,0 +1,16 @@
+package checks
+
+import "idemlab/lab/labtest"
+
+// MyScenario is the story that catches the mistake of your variant
+// (exercises/newvariant), the second half of the newvariant exercise. Use
+// the lab as the scenarios in ../scenarios do: r.Open, db.Deliver,
+// r.WantOutcome, r.WantBalance…
+var MyScenario = labtest.Scenario{
+	Name:  "Mine",
+	Short: "Mine",
+	Shows: "(what a passing run demonstrates)",
+	Run: func(r *labtest.Run) {
+		r.Open()
+	},
+}

@@ -1,0 +1,161 @@
+package checks
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+
+	"idemlab/exercises/replay"
+	"idemlab/lab"
+	"idemlab/lab/labtest"
+)
+
+// replayVariant is s as the lab sees a handler: its receipts' outcomes, so
+// that the whole matrix runs on it.
+func replayVariant(s replay.Service) lab.Variant { return receiptVariant(s, nil) }
+
+// receiptVariant is replayVariant keeping, in got, every receipt s answers
+// (none if got is nil).
+func receiptVariant(s replay.Service, got *receipts) lab.Variant {
+	return lab.Variant{Name: s.Name, Mistake: "an exercise", Schema: s.Schema, DSN: s.DSN,
+		New: func(db *sql.DB) lab.Processor { return answering{s.New(db), got} }}
+}
+
+// answering adapts a replay.Processor to lab.Processor, keeping each
+// receipt.
+type answering struct {
+	p   replay.Processor
+	got *receipts
+}
+
+func (a answering) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) {
+	r, err := a.p.Process(ctx, e)
+	if a.got != nil {
+		a.got.add(e, r, err)
+	}
+	return r.Outcome, err
+}
+
+// receipts are the successful answers a check's deliveries got, per event.
+type receipts struct {
+	mu sync.Mutex
+	by map[lab.Key][]replay.Receipt
+}
+
+func (g *receipts) add(e lab.Event, r replay.Receipt, err error) {
+	if err != nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.by == nil {
+		g.by = map[lab.Key][]replay.Receipt{}
+	}
+	g.by[e.Key()] = append(g.by[e.Key()], r)
+}
+
+func (g *receipts) of(e lab.Event) []replay.Receipt {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.by[e.Key()]
+}
+
+// Replay is the check of the replay exercise: FirstAnswer and
+// AnswerSurvivesFaults, then the whole matrix held to the correct standard.
+func Replay(c *Checker, s replay.Service) {
+	got := &receipts{}
+	v := receiptVariant(s, got)
+	c.Scenario(firstAnswer(s, got), v)
+	c.Scenario(answerSurvivesFaults(got), v)
+	c.Matrix(replayVariant(s), nil)
+}
+
+var (
+	evt1 = lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 500}
+	evt2 = lab.Event{Source: "provider-a", EventID: "evt-2", AccountID: 1, Amount: 300}
+)
+
+// firstAnswer: evt-1 and then evt-2 credit account 1, and each repeat gets
+// its own first receipt back, whatever the balance is now — also from a
+// new handler on the same database, as after a restart of the service.
+func firstAnswer(s replay.Service, got *receipts) labtest.Scenario {
+	return labtest.Scenario{
+		Name:  "FirstAnswer",
+		Shows: "evt-1, evt-2, then each repeated, before and after a restart: every repeat gets the receipt of its first delivery",
+		Run: func(r *labtest.Run) {
+			db := r.Open()
+			for _, step := range []struct {
+				e    lab.Event
+				want replay.Receipt
+			}{
+				{evt1, replay.Receipt{Outcome: lab.Applied, Balance: 500}},
+				{evt2, replay.Receipt{Outcome: lab.Applied, Balance: 800}},
+				{evt1, replay.Receipt{Outcome: lab.Duplicate, Balance: 500}},
+				{evt2, replay.Receipt{Outcome: lab.Duplicate, Balance: 800}},
+			} {
+				n := len(got.of(step.e))
+				a := db.Deliver(step.e)
+				if rs := got.of(step.e); a.Err != nil || len(rs) == n || rs[n] != step.want {
+					r.Errorf("%s: Process(%v) = %s, want %+v", a.Session, step.e, describe(a, rs, n), step.want)
+				}
+			}
+			restarted := s.New(db.Pool())
+			for _, want := range []struct {
+				e    lab.Event
+				want replay.Receipt
+			}{{evt1, replay.Receipt{Outcome: lab.Duplicate, Balance: 500}}, {evt2, replay.Receipt{Outcome: lab.Duplicate, Balance: 800}}} {
+				if got, err := restarted.Process(context.Background(), want.e); err != nil || got != want.want {
+					r.Errorf("after a restart (a new handler on the same database): Process(%v) = %+v, %v, want %+v", want.e, got, err, want.want)
+				}
+			}
+		},
+	}
+}
+
+// answerSurvivesFaults: the first answer must be stored in the credit's own
+// transaction. evt-1 is applied, then evt-2's first delivery meets an
+// injected error before or after each of its statements in turn; it is
+// redelivered until it succeeds, and once more. Whatever the fault, every
+// receipt evt-2 gets says 800, the balance right after its credit.
+func answerSurvivesFaults(got *receipts) labtest.Scenario {
+	return labtest.Scenario{
+		Name:  "AnswerSurvivesFaults",
+		Shows: "an error before or after any statement of the first delivery: every later receipt still tells the balance right after the credit",
+		Run: func(r *labtest.Run) {
+			for k := 1; ; k++ {
+				fired := false
+				for _, when := range []labtest.When{labtest.Before, labtest.After} {
+					r.Case(fmt.Sprintf("fault %s statement %d", when, k), func(c *labtest.Run) {
+						db := c.Open()
+						c.WantOutcome(db.Deliver(evt1), lab.Applied)
+						f := db.Inject(labtest.Fault{When: when, N: k, Session: "B"})
+						n := len(got.of(evt2))
+						db.Attempt(evt2)
+						fired = fired || f.Fired() > 0
+						db.Lift()
+						for range 2 {
+							a := db.Deliver(evt2)
+							rs := got.of(evt2)
+							if a.Err != nil || len(rs) == n || rs[len(rs)-1].Balance != 800 {
+								c.Errorf("%s: Process(%v) after the fault = %s, want the balance right after its credit, 800", a.Session, evt2, describe(a, rs, len(rs)-1))
+							}
+							n = len(rs)
+						}
+					})
+				}
+				if !fired {
+					return
+				}
+			}
+		},
+	}
+}
+
+// describe renders the answer to a delivery with its receipt, if any.
+func describe(a labtest.Answer, rs []replay.Receipt, i int) string {
+	if a.Err != nil || i < 0 || i >= len(rs) {
+		return a.String()
+	}
+	return fmt.Sprintf("%+v", rs[i])
+}

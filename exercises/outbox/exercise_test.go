@@ -1,9 +1,0 @@
-package outbox
-
-import (
-	"testing"
-
-	"idemlab/exercises"
-)
-
-func TestExercise(t *testing.T) { exercises.Run(t, Check, Starting) }
