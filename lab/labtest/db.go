@@ -157,6 +157,7 @@ func (r *Run) attach(path string, wal bool) *DB {
 		dead:    map[string]bool{},
 	}
 	db.txEnded.L = &db.mu
+	r.cell.register(db)
 	db.sql = db.openPool()
 	db.proc = r.Variant.New(db.sql)
 	return db
@@ -336,6 +337,10 @@ func (db *DB) Lift() {
 // the step, parks it if the scheduler runs this session, and applies a fault
 // that matches it.
 func (db *DB) before(ctx context.Context, s *stmt) error {
+	db.run.cell.step()
+	if db.run.cell.isStopped() {
+		return errStopped
+	}
 	db.mu.Lock()
 	if db.dead[s.Session] {
 		db.mu.Unlock()
@@ -348,6 +353,9 @@ func (db *DB) before(ctx context.Context, s *stmt) error {
 
 	if sched != nil {
 		sched.park(s)
+		if db.run.cell.isStopped() {
+			return errStopped
+		}
 	}
 
 	f := db.fault(Before, s)
@@ -579,7 +587,7 @@ func (db *DB) deliverFrom(parent context.Context, session string, e lab.Event, t
 	db.mu.Lock()
 	db.busy[session]++
 	db.mu.Unlock()
-	o, err := db.proc.Process(ctx, e)
+	o, err := db.process(ctx, session, e)
 	db.mu.Lock()
 	if db.busy[session]--; db.busy[session] == 0 {
 		delete(db.busy, session)
@@ -598,6 +606,21 @@ func (db *DB) deliverFrom(parent context.Context, session string, e lab.Event, t
 	db.answers = append(db.answers, a)
 	db.mu.Unlock()
 	return a
+}
+
+// process calls the handler. A panic in it is the handler's failure to
+// answer, reported as such and turned into an error answer, so that one
+// broken delivery does not end the test binary and every later cell is
+// still judged.
+func (db *DB) process(ctx context.Context, session string, e lab.Event) (o lab.Outcome, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			hp := handlerPanic{value: p, where: panicSite()}
+			db.run.Errorf("%s: Process(%v) panicked instead of answering: %v", session, e, hp)
+			o, err = 0, hp
+		}
+	}()
+	return db.proc.Process(ctx, e)
 }
 
 // endOwnTransactions makes sure that a delivery's transactions are over
@@ -623,11 +646,13 @@ func (db *DB) endOwnTransactions(ctx context.Context, cancel context.CancelFunc,
 	db.mu.Unlock()
 	if leaked {
 		db.run.Errorf("%s: Process(%v): connection still in a transaction after Process returned", session, e)
-		cancel()
 	}
+	// Whatever is still open ends now: database/sql rolls back a
+	// transaction whose context is done, a killed delivery's included.
+	cancel()
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	for len(db.txs[session]) > 0 {
+	for len(db.txs[session]) > 0 && !db.run.cell.isStopped() {
 		db.txEnded.Wait()
 	}
 }

@@ -346,6 +346,7 @@ func (r *Run) openPostgres(accounts []Account, untimed bool) *DB {
 		pg:      &pgDB{srv: srv, schema: name, seed: seed, untimed: untimed},
 	}
 	db.txEnded.L = &db.mu
+	r.cell.register(db)
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		r.tb.Fatalf("pgx.ParseConfig(%q): %v", dsn, err)

@@ -49,12 +49,13 @@ type Run struct {
 	templates map[string][]byte // freshly set up database files, by seed
 	pg        *pgTarget         // nil on SQLite
 	trace     bool              // record every interleaving's trace (TraceCell)
+	cell      *cellState        // shared by the runs of one cell (see stop.go)
 }
 
 // NewRun starts a run of v. tb provides temporary directories and stops the
 // test on a failure of the lab itself (never on a failure of the variant).
 func NewRun(tb testing.TB, v lab.Variant) *Run {
-	return &Run{Variant: v, tb: tb, templates: map[string][]byte{}}
+	return &Run{Variant: v, tb: tb, templates: map[string][]byte{}, cell: &cellState{}}
 }
 
 // Child returns a run of the same variant with a transcript, failures and
@@ -64,7 +65,7 @@ func NewRun(tb testing.TB, v lab.Variant) *Run {
 func (r *Run) Child() *Run { return r.child() }
 
 func (r *Run) child() *Run {
-	return &Run{Variant: r.Variant, tb: r.tb, templates: r.templates, pg: r.pg}
+	return &Run{Variant: r.Variant, tb: r.tb, templates: r.templates, pg: r.pg, cell: r.cell}
 }
 
 // Errorf records that the variant broke a guarantee. The message follows the

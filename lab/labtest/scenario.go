@@ -1,8 +1,12 @@
 package labtest
 
 import (
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"idemlab/lab"
 	"idemlab/lab/report"
@@ -34,22 +38,131 @@ type Scenario struct {
 // parked, and where lock timeouts take no real time — and returns the
 // verdict with its evidence. Failures of v are in the cell, not on t; t
 // fails only if the lab itself cannot work.
+//
+// A cell that cannot go on is stopped, not the test binary: a panic (of
+// the handler, which Deliver turns into a failed delivery, or of the lab),
+// or every goroutine of the cell blocked for good, is a failed cell whose
+// detail says what happened, with the transcript so far, and the cells
+// after it are still run (see stop.go).
 func RunCell(t *testing.T, sc Scenario, v lab.Variant) *report.Cell {
-	var cell *report.Cell
-	synctest.Test(t, func(t *testing.T) {
-		r := NewRun(t, v)
-		sc.Run(r)
-		r.Close()
-		cell = &report.Cell{
-			Pass:         !r.Failed(),
-			Detail:       r.Detail(),
-			Failures:     r.Failures(),
-			Where:        r.Where(),
-			Transcript:   r.Transcript.String(),
-			Permutations: r.Permutations,
+	var (
+		mu   sync.Mutex
+		r    *Run
+		cell *report.Cell
+	)
+	done := make(chan struct{})
+	cs := &cellState{}
+	go func() {
+		defer close(done)
+		defer func() {
+			// synctest.Test panics here when every goroutine of the bubble
+			// is blocked and none can be woken: the cell is stuck for good.
+			// Its goroutines stay blocked; they hold nothing the next cell
+			// needs.
+			if p := recover(); p != nil {
+				mu.Lock()
+				defer mu.Unlock()
+				if cell == nil { // else the cell has stopped already, and says why
+					cell = stoppedCell(r, fmt.Sprintf("every goroutine of the cell is blocked for good (%v):\n%s", p, describeBlocked(allStacks(), cs.bubble, 6)))
+				}
+			}
+		}()
+		synctest.Test(t, func(t *testing.T) {
+			run := NewRun(t, v)
+			cs.bubble = bubbleOf()
+			run.cell = cs
+			mu.Lock()
+			r = run
+			mu.Unlock()
+			defer func() {
+				if p := recover(); p != nil {
+					why := fmt.Sprintf("the lab panicked: %v (at %s)", p, panicSite())
+					if b, ok := p.(blockedOutside); ok {
+						why = fmt.Sprintf("the deliveries are blocked outside the database, where the lab cannot see or schedule them: %s\n%s",
+							string(b), describeBlocked(allStacks(), cs.bubble, 6))
+					}
+					mu.Lock()
+					cell = stoppedCell(run, why)
+					mu.Unlock()
+					run.cell.stop()
+				}
+			}()
+			sc.Run(run)
+			run.Close()
+			mu.Lock()
+			defer mu.Unlock()
+			cell = &report.Cell{
+				Pass:         !run.Failed(),
+				Detail:       run.Detail(),
+				Failures:     run.Failures(),
+				Where:        run.Where(),
+				Transcript:   run.Transcript.String(),
+				Permutations: run.Permutations,
+			}
+		})
+	}()
+	// A goroutine blocked on something the bubble does not count as
+	// durable (a sync.Mutex, a real-time wait) keeps synctest from ever
+	// seeing the cell stuck: the watchdog sees it instead, as statements
+	// that stop coming in real time.
+	last, lastAt := cs.progress(), time.Now()
+	tick := time.NewTicker(stuckPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			mu.Lock()
+			defer mu.Unlock()
+			return cell
+		case now := <-tick.C:
+			if n := cs.progress(); n != last {
+				last, lastAt = n, now
+				continue
+			}
+			if now.Sub(lastAt) < cellStuckAfter {
+				continue
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if cell != nil {
+				return cell
+			}
+			// The cell's goroutines are left where they are: they cannot be
+			// woken from outside their bubble, and they hold nothing the
+			// next cell needs.
+			return stoppedCell(r, fmt.Sprintf("no statement ran for %v of real time; the deliveries are blocked outside the database, "+
+				"where the lab cannot see or schedule them:\n%s", cellStuckAfter, describeBlocked(allStacks(), cs.bubble, 6)))
 		}
-	})
-	return cell
+	}
+}
+
+// cellStuckAfter is how long, in real time, a cell may run no statement before
+// the lab stops it as blocked outside the database. A statement takes
+// milliseconds even under the race detector; a handler that waits on a Go
+// lock or channel that a parked delivery holds never runs another. (A
+// variable only so that the engine's own tests can wait less.)
+var cellStuckAfter = 10 * time.Second
+
+// stuckPoll is how often the watchdog looks.
+const stuckPoll = 250 * time.Millisecond
+
+// stoppedCell is the verdict of a cell that could not go on: every
+// failure found before it stopped, then why it stopped, with the
+// transcript so far.
+func stoppedCell(r *Run, why string) *report.Cell {
+	msg := "the cell stopped: " + why
+	if r == nil {
+		return &report.Cell{Detail: msg, Failures: []string{msg}, Where: []string{""}}
+	}
+	r.Transcript.Note("", "STOPPED: "+strings.SplitN(why, "\n", 2)[0], "")
+	failures := append(r.Failures(), msg)
+	return &report.Cell{
+		Detail:       failures[0],
+		Failures:     failures,
+		Where:        append(r.Where(), ""),
+		Transcript:   r.Transcript.String(),
+		Permutations: r.Permutations,
+	}
 }
 
 // NewReport returns an empty report whose columns are scenarios and whose

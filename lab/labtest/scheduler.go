@@ -46,10 +46,12 @@ import (
 const maxBusyPoll = 100 * time.Millisecond
 
 // stuckAfter is how long, on the fake clock, waiting sessions may make no
-// progress when nothing else can run before the scheduler gives up: far
-// longer than any busy timeout, so only a session blocked on something
-// other than the write lock reaches it.
-const stuckAfter = 10 * time.Minute
+// progress when nothing else can run before the scheduler gives up: twelve
+// times the busy timeout the variants set, so only a session blocked on
+// something other than the write lock reaches it. (Each millisecond of it
+// is a step of the simulation; ten minutes took seconds of real time under
+// the race detector.)
+const stuckAfter = time.Minute
 
 // session is one goroutine of a scheduled run.
 type session struct {
@@ -469,9 +471,9 @@ func (sc *scheduler) settle(untilProgress bool) {
 				return
 			}
 			if quiet > stuckAfter {
-				panic(fmt.Sprintf("lab: sessions %v have made no progress for %v of fake time, and no session holds a step: "+
+				panic(blockedOutside(fmt.Sprintf("sessions %v have made no progress for %v of fake time, and no session holds a step: "+
 					"they are blocked on something other than SQLite's write lock (a second connection from a pool of one?)",
-					sc.waitingNames(), stuckAfter))
+					sc.waitingNames(), stuckAfter)))
 			}
 		}
 	}

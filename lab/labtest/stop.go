@@ -1,0 +1,254 @@
+package labtest
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// A cell stops early when it cannot go on: the handler panicked, the lab
+// itself panicked, or every goroutine of the cell is blocked. A stopped
+// cell is a verdict with its reason and the transcript so far; the cells
+// after it are still run and judged. Nothing of a stopped cell may keep
+// running into the next one, so stopping also ends every delivery still in
+// flight: each is released from where the scheduler parked it, and every
+// statement it tries from then on fails with errStopped.
+
+// errStopped is what a delivery's handler gets from every call once its
+// cell has stopped.
+var errStopped = errors.New("lab: the cell was stopped")
+
+// cellState is what the runs of one cell share: the root run and every
+// child of it (a case, an interleaving, a property test case).
+type cellState struct {
+	bubble  string // the synctest bubble the cell runs in, as bubbleOf names it
+	mu      sync.Mutex
+	dbs     []*DB // every database the cell opened
+	stopped bool
+	steps   int // statements the cell's deliveries have reached so far
+}
+
+// step counts a statement a delivery reached: the watchdog's sign of life.
+func (c *cellState) step() {
+	c.mu.Lock()
+	c.steps++
+	c.mu.Unlock()
+}
+
+// progress returns the statements reached so far.
+func (c *cellState) progress() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.steps
+}
+
+// register records a database of the cell, so that stop can reach it.
+func (c *cellState) register(db *DB) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.dbs = append(c.dbs, db)
+}
+
+// stop ends every delivery of the cell that is still in flight.
+func (c *cellState) stop() {
+	c.mu.Lock()
+	c.stopped = true
+	dbs := slices.Clone(c.dbs)
+	c.mu.Unlock()
+	for _, db := range dbs {
+		db.stop()
+	}
+}
+
+// isStopped reports whether the cell has stopped.
+func (c *cellState) isStopped() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stopped
+}
+
+// stop releases every session of db that waits for the lab, and makes the
+// lab stop waiting for db's transactions to end.
+func (db *DB) stop() {
+	db.mu.Lock()
+	sc := db.sched
+	db.txEnded.Broadcast()
+	db.mu.Unlock()
+	if sc != nil {
+		sc.releaseAll()
+	}
+}
+
+// releaseAll releases every parked session, for a cell that has stopped.
+func (sc *scheduler) releaseAll() {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for _, s := range sc.sessions {
+		if s.parkedAt != nil {
+			s.parkedAt = nil
+			select {
+			case s.release <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// blockedOutside is the scheduler's panic when deliveries wait on
+// something other than the database, so that nothing it can step will ever
+// move them: a verdict on the handler, not a fault of the lab.
+type blockedOutside string
+
+// bubbleOf returns the synctest bubble of the calling goroutine, as a stack
+// dump names it ("synctest bubble 3"), or "" outside one.
+func bubbleOf() string {
+	buf := make([]byte, 256)
+	header, _, _ := strings.Cut(string(buf[:runtime.Stack(buf, false)]), "\n")
+	if m := goroutineHeader.FindStringSubmatch(header); m != nil {
+		if b := bubbleMark.FindString(m[2]); b != "" {
+			return strings.TrimPrefix(b, ", ")
+		}
+	}
+	return ""
+}
+
+// handlerPanic is a panic of the handler's own code, recovered by the lab
+// so that one broken delivery does not end the test binary.
+type handlerPanic struct {
+	value any
+	where string // the handler's frame that panicked: "naive/x/process.go:42"
+}
+
+func (p handlerPanic) Error() string {
+	if p.where == "" {
+		return fmt.Sprintf("panic: %v", p.value)
+	}
+	return fmt.Sprintf("panic: %v (at %s)", p.value, p.where)
+}
+
+// panicSite finds the frame of the module's own code, outside the engine,
+// that raised the panic being recovered: it is called from the deferred
+// function that recovers.
+func panicSite() string {
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs)])
+	for {
+		f, more := frames.Next()
+		pkg := packagePath(f.Function)
+		if pkg != enginePackage && strings.HasPrefix(pkg, modulePath+"/") {
+			return shortPath(f.File, f.Line)
+		}
+		if !more {
+			return ""
+		}
+	}
+}
+
+// shortPath names a source line relative to the module root when it is in
+// the module, by its base name otherwise.
+func shortPath(file string, line int) string {
+	if rel, ok := strings.CutPrefix(file, moduleRoot+"/"); ok {
+		return fmt.Sprintf("%s:%d", rel, line)
+	}
+	return fmt.Sprintf("%s:%d", file[strings.LastIndex(file, "/")+1:], line)
+}
+
+// goroutineHeader matches the first line of a goroutine in a full stack
+// dump: "goroutine 810 [sync.Cond.Wait (durable), synctest bubble 5]:".
+var goroutineHeader = regexp.MustCompile(`^goroutine (\d+) \[([^\]]*)\]:$`)
+
+// blockedGoroutine is one goroutine of a stack dump: why it waits, and the
+// first frame of the module's own code on its stack.
+type blockedGoroutine struct {
+	id, wait, frame string
+}
+
+// moduleGoroutines parses a full stack dump (runtime.Stack with all set)
+// into the goroutines that run the module's code, each with its wait and
+// the innermost frame of the module's code, handlers first (frames outside
+// the engine), the engine's after.
+func moduleGoroutines(dump string) []blockedGoroutine {
+	var out []blockedGoroutine
+	for _, g := range strings.Split(dump, "\n\n") {
+		lines := strings.Split(strings.TrimSpace(g), "\n")
+		m := goroutineHeader.FindStringSubmatch(lines[0])
+		if m == nil {
+			continue
+		}
+		bg := blockedGoroutine{id: m[1], wait: m[2]}
+		for i := 1; i+1 < len(lines); i += 2 {
+			fn := lines[i]
+			if paren := strings.LastIndex(fn, "("); paren > 0 {
+				fn = fn[:paren]
+			}
+			if !strings.HasPrefix(packagePath(fn), modulePath+"/") {
+				continue
+			}
+			loc := strings.TrimSpace(lines[i+1])
+			if sp := strings.LastIndex(loc, " +0x"); sp > 0 {
+				loc = loc[:sp]
+			}
+			file, line, _ := strings.Cut(loc, ":")
+			var n int
+			fmt.Sscan(line, &n)
+			bg.frame = fn + " at " + shortPath(file, n)
+			break
+		}
+		if bg.frame != "" {
+			out = append(out, bg)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b blockedGoroutine) int {
+		return boolInt(strings.Contains(a.frame, enginePackage+".")) - boolInt(strings.Contains(b.frame, enginePackage+"."))
+	})
+	return out
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// bubbleMark is how a stack dump marks a goroutine of a synctest bubble,
+// after its wait: "chan receive (durable), synctest bubble 3".
+var bubbleMark = regexp.MustCompile(`, synctest bubble \d+$`)
+
+// describeBlocked says, in a few lines, where the goroutines of bubble
+// (as bubbleOf names it) wait, the handler's first: what a stuck cell
+// reports. The engine's own waits (the scheduler in synctest.Wait, the
+// bubble's root) say nothing about the handler and are left out.
+func describeBlocked(dump, bubble string, limit int) string {
+	var lines []string
+	for _, g := range moduleGoroutines(dump) {
+		if bubble == "" || !strings.HasSuffix(g.wait, ", "+bubble) || strings.HasPrefix(g.wait, "synctest.") || strings.HasPrefix(g.wait, "running") {
+			continue
+		}
+		if len(lines) == limit {
+			lines = append(lines, "…")
+			break
+		}
+		lines = append(lines, fmt.Sprintf("a goroutine waits (%s) in %s", bubbleMark.ReplaceAllString(g.wait, ""), g.frame))
+	}
+	if len(lines) == 0 {
+		return "(no goroutine of the cell was found waiting)"
+	}
+	return strings.Join(lines, "\n")
+}
+
+// allStacks returns a full stack dump of every goroutine.
+func allStacks() string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return string(buf[:n])
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
