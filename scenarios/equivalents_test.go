@@ -5,9 +5,11 @@ import (
 
 	"idemlab/equivalent/commitmismatch"
 	"idemlab/equivalent/plainbegin"
+	"idemlab/equivalent/poolping"
 	"idemlab/equivalent/poolread"
 	"idemlab/equivalent/readfirst"
 	"idemlab/equivalent/untargeted"
+	"idemlab/equivalent/wal"
 	"idemlab/lab"
 	"idemlab/lab/labtest"
 	"idemlab/lab/report"
@@ -23,6 +25,8 @@ var equivalents = []lab.Variant{
 	poolread.Variant,
 	untargeted.Variant,
 	commitmismatch.Variant,
+	poolping.Variant,
+	wal.Variant,
 }
 
 // TestEquivalents runs every scenario, except the limits of the pattern,

@@ -587,14 +587,16 @@ func (db *DB) deliverFrom(parent context.Context, session string, e lab.Event, t
 	db.mu.Lock()
 	db.busy[session]++
 	db.mu.Unlock()
+	start := time.Now()
 	o, err := db.process(ctx, session, e)
+	took := time.Since(start)
 	db.mu.Lock()
 	if db.busy[session]--; db.busy[session] == 0 {
 		delete(db.busy, session)
 	}
 	db.mu.Unlock()
 	db.endOwnTransactions(ctx, cancel, session, e)
-	a := Answer{Session: session, Event: e, Outcome: o, Err: err}
+	a := Answer{Session: session, Event: e, Outcome: o, Err: err, Took: took}
 	if err != nil {
 		a.Outcome = 0
 	}
@@ -717,6 +719,10 @@ type Answer struct {
 	Event   lab.Event
 	Outcome lab.Outcome // zero when Err is set
 	Err     error
+	// Took is how long Process ran before it answered, on the clock the
+	// run keeps: the bubble's fake one on SQLite, where a lock wait of five
+	// seconds takes five fake seconds and no real time.
+	Took time.Duration
 }
 
 // String renders the answer: "applied", "duplicate", or the error with its

@@ -1,0 +1,46 @@
+package wal
+
+import "net/url"
+
+// Schema creates the two tables. STRICT makes SQLite refuse a value that
+// does not convert to the column's type without loss (2.5 or 'ten' into an
+// INTEGER column, a sum that overflowed into a REAL: error 3091), which a
+// plain table would store as it came; a value that converts without loss is
+// still converted ('10' is stored as 10). NOT NULL on the keys matters
+// because NULLs never conflict with each other; the CHECKs repeat the limits
+// of lab.Event.Validate as the last line of defence.
+const Schema = `
+CREATE TABLE accounts (
+	id      INTEGER PRIMARY KEY,
+	balance INTEGER NOT NULL DEFAULT 0
+	        CHECK (balance BETWEEN 0 AND 1000000000000000)
+) STRICT;
+
+CREATE TABLE inbox (
+	source     TEXT    NOT NULL CHECK (length(source) BETWEEN 1 AND 128),
+	event_id   TEXT    NOT NULL CHECK (length(event_id) BETWEEN 1 AND 128),
+	account_id INTEGER NOT NULL REFERENCES accounts (id),
+	amount     INTEGER NOT NULL CHECK (amount BETWEEN 1 AND 1000000000),
+	PRIMARY KEY (source, event_id)
+) STRICT;
+`
+
+// DSN returns the connection string for the database file at path. Every
+// setting is per connection, so it belongs in the DSN, which database/sql
+// applies to each connection it opens:
+//
+//   - foreign_keys(1): SQLite checks REFERENCES only when asked, per
+//     connection;
+//   - busy_timeout(5000): wait up to 5 s for the write lock, then fail with
+//     SQLITE_BUSY;
+//   - _txlock=immediate: every transaction starts with BEGIN IMMEDIATE and
+//     takes the write lock before it reads;
+//   - journal_mode(WAL): a write-ahead log instead of the rollback journal
+//     (see doc.go).
+//
+// The path is escaped: the DSN is a URI, where a '?' would start the
+// settings, a '#' end them and a '%' begin an escape, so an unescaped file
+// name holding one would open another file without the settings.
+func DSN(path string) string {
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_txlock=immediate&_pragma=journal_mode(WAL)"
+}
