@@ -56,7 +56,15 @@ type DB struct {
 	dead    map[string]bool               // sessions a crash fault killed (see Crash)
 	frozen  string                        // where die kept the files at the instant of a crash
 	snap    *sql.Stmt                     // snapshot's query, prepared on sql
-	stalls  map[string]*stall             // deliveries HoldDelivery stops, by session
+
+	// labCtx is the context of the lab's own statements (its reads, seeds
+	// and holds). It can be cancelled, so the driver never takes one of
+	// them for a handler's call without a context (see blind), and a wait
+	// of theirs for a lock runs on the bubble's clock; closing the
+	// database cancels it.
+	labCtx    context.Context
+	labCancel context.CancelFunc
+	stalls    map[string]*stall // deliveries HoldDelivery stops, by session
 }
 
 // Open creates a fresh database for the run's variant, seeded with accounts
@@ -157,6 +165,8 @@ func (r *Run) attach(path string, wal bool) *DB {
 		dead:    map[string]bool{},
 	}
 	db.txEnded.L = &db.mu
+	db.labCtx, db.labCancel = context.WithCancel(context.Background())
+	db.labCtx.Done() // made now, inside the cell's bubble
 	r.cell.register(db)
 	db.sql = db.openPool()
 	db.proc = r.Variant.New(db.sql)
@@ -233,6 +243,7 @@ func (db *DB) close() error {
 	if db.pg != nil {
 		return db.run.closePostgres(db)
 	}
+	defer db.labCancel()
 	return db.sql.Close()
 }
 
@@ -271,14 +282,14 @@ func (db *DB) Reset() {
 func (db *DB) labExec(caller, query string, args ...any) {
 	db.run.tb.Helper()
 	if db.pg == nil {
-		if _, err := db.sql.Exec(query, args...); err != nil {
+		if _, err := db.sql.ExecContext(db.labCtx, query, args...); err != nil {
 			db.run.tb.Fatalf("%s: %v", caller, err)
 		}
 		return
 	}
-	tx, err := db.sql.BeginTx(context.Background(), &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	tx, err := db.sql.BeginTx(db.labCtx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 	if err == nil {
-		_, err = tx.Exec(query, args...)
+		_, err = tx.ExecContext(db.labCtx, query, args...)
 		err = errors.Join(err, tx.Commit())
 	}
 	if err != nil {
@@ -320,7 +331,7 @@ func (db *DB) pageLimit() int64 {
 // PageCount returns the number of pages in the database file.
 func (db *DB) PageCount() int64 {
 	var n int64
-	if err := db.sql.QueryRow(`PRAGMA page_count`).Scan(&n); err != nil {
+	if err := db.sql.QueryRowContext(db.labCtx, `PRAGMA page_count`).Scan(&n); err != nil {
 		db.run.tb.Fatalf("PRAGMA page_count: %v", err)
 	}
 	return n
@@ -672,7 +683,7 @@ func (db *DB) HoldWriteLock() (release func()) {
 // HoldWriteLock and HoldReadLock are its uses.
 func (db *DB) hold(caller string, statements []string, shown, what string) (release func()) {
 	db.run.tb.Helper()
-	ctx := context.Background()
+	ctx := db.labCtx
 	c, err := db.sql.Conn(ctx)
 	if err != nil {
 		db.run.tb.Fatalf("%s: %v", caller, err)
@@ -823,7 +834,7 @@ func (db *DB) snapshot() snapshot {
 		if db.pg != nil {
 			pool, schema = db.pg.srv.control, db.pg.schema+"."
 		}
-		st, err := pool.Prepare(`SELECT 0, id, CAST(balance AS BIGINT), '', '', 0 FROM ` + schema + `accounts
+		st, err := pool.PrepareContext(db.labCtx, `SELECT 0, id, CAST(balance AS BIGINT), '', '', 0 FROM ` + schema + `accounts
 			UNION ALL
 			SELECT 1, 0, CAST(amount AS BIGINT), coalesce(source, '(NULL)'), coalesce(event_id, '(NULL)'),
 				coalesce(account_id, 0) FROM ` + schema + `inbox`)
@@ -832,7 +843,7 @@ func (db *DB) snapshot() snapshot {
 		}
 		db.snap = st
 	}
-	rows, err := db.snap.Query()
+	rows, err := db.snap.QueryContext(db.labCtx)
 	if err != nil {
 		db.run.tb.Fatalf("reading accounts and inbox: %v", err)
 	}

@@ -346,6 +346,8 @@ func (r *Run) openPostgres(accounts []Account, untimed bool) *DB {
 		pg:      &pgDB{srv: srv, schema: name, seed: seed, untimed: untimed},
 	}
 	db.txEnded.L = &db.mu
+	db.labCtx, db.labCancel = context.WithCancel(context.Background())
+	db.labCtx.Done() // made now, inside the cell's bubble (none on PostgreSQL)
 	r.cell.register(db)
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
@@ -463,6 +465,7 @@ func (r *Run) closeKept() error {
 
 // closeReally closes the pool and drops the schema.
 func (db *DB) closeReally() error {
+	defer db.labCancel()
 	if db.snap != nil {
 		db.snap.Close()
 	}

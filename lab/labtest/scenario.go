@@ -103,9 +103,11 @@ func RunCell(t *testing.T, sc Scenario, v lab.Variant) *report.Cell {
 	}()
 	// A goroutine blocked on something the bubble does not count as
 	// durable (a sync.Mutex, a real-time wait) keeps synctest from ever
-	// seeing the cell stuck: the watchdog sees it instead, as statements
-	// that stop coming in real time.
-	last, lastAt := cs.progress(), time.Now()
+	// seeing the cell stuck: the watchdog sees it instead. A delivery that
+	// waits for a Go lock which a parked delivery holds is seen at once,
+	// from the goroutines' own waits; anything else, as statements that
+	// stop coming in real time.
+	last, lastAt, wedged := cs.progress(), time.Now(), 0
 	tick := time.NewTicker(stuckPoll)
 	defer tick.Stop()
 	for {
@@ -116,10 +118,26 @@ func RunCell(t *testing.T, sc Scenario, v lab.Variant) *report.Cell {
 			return cell
 		case now := <-tick.C:
 			if n := cs.progress(); n != last {
-				last, lastAt = n, now
+				last, lastAt, wedged = n, now, 0
 				continue
 			}
-			if now.Sub(lastAt) < cellStuckAfter {
+			var why string
+			if now.Sub(lastAt) >= 2*stuckPoll {
+				if dump := allStacks(); goLockWedge(dump, cs.bubble) {
+					if wedged++; wedged == wedgeSeen {
+						why = "a delivery waits for a Go lock (a sync.Mutex) that a delivery the lab has parked between two " +
+							"statements holds: the lab runs deliveries one statement at a time, and cannot run deliveries that " +
+							"wait on each other outside the database\n" + describeBlocked(dump, cs.bubble, 6)
+					}
+				} else {
+					wedged = 0
+				}
+			}
+			if why == "" && now.Sub(lastAt) >= cellStuckAfter {
+				why = fmt.Sprintf("no statement ran for %v of real time; the deliveries are blocked outside the database, "+
+					"where the lab cannot see or schedule them:\n%s", cellStuckAfter, describeBlocked(allStacks(), cs.bubble, 6))
+			}
+			if why == "" {
 				continue
 			}
 			mu.Lock()
@@ -128,10 +146,8 @@ func RunCell(t *testing.T, sc Scenario, v lab.Variant) *report.Cell {
 				return cell
 			}
 			// The cell's goroutines are left where they are: they cannot be
-			// woken from outside their bubble, and they hold nothing the
-			// next cell needs.
-			return stoppedCell(r, fmt.Sprintf("no statement ran for %v of real time; the deliveries are blocked outside the database, "+
-				"where the lab cannot see or schedule them:\n%s", cellStuckAfter, describeBlocked(allStacks(), cs.bubble, 6)))
+			// woken from outside their bubble.
+			return stoppedCell(r, why)
 		}
 	}
 }
@@ -144,7 +160,12 @@ func RunCell(t *testing.T, sc Scenario, v lab.Variant) *report.Cell {
 var cellStuckAfter = 10 * time.Second
 
 // stuckPoll is how often the watchdog looks.
-const stuckPoll = 250 * time.Millisecond
+const stuckPoll = 50 * time.Millisecond
+
+// wedgeSeen is how many looks in a row must find the same deliveries
+// waiting on Go locks, and nothing else moving, before the watchdog calls
+// the cell wedged.
+const wedgeSeen = 4
 
 // stoppedCell is the verdict of a cell that could not go on: every
 // failure found before it stopped, then why it stopped, with the

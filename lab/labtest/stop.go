@@ -241,6 +241,37 @@ func describeBlocked(dump, bubble string, limit int) string {
 	return strings.Join(lines, "\n")
 }
 
+// goLockWaits are the waits of a goroutine blocked on a Go lock, which a
+// synctest bubble does not count as durable.
+var goLockWaits = []string{"sync.Mutex.Lock", "sync.RWMutex.Lock", "sync.RWMutex.RLock"}
+
+// goLockWedge reports whether, in a stack dump, bubble is wedged on Go
+// locks: some of its goroutines wait for a sync.Mutex or RWMutex, and every
+// other one is durably blocked (so none of them will ever unlock it). Such
+// a bubble never becomes quiet, and synctest.Wait inside it never returns.
+func goLockWedge(dump, bubble string) bool {
+	if bubble == "" {
+		return false
+	}
+	locks := 0
+	for _, g := range strings.Split(dump, "\n\n") {
+		header, _, _ := strings.Cut(strings.TrimSpace(g), "\n")
+		m := goroutineHeader.FindStringSubmatch(header)
+		if m == nil || !strings.HasSuffix(m[2], ", "+bubble) {
+			continue
+		}
+		wait := strings.TrimSuffix(m[2], ", "+bubble)
+		switch {
+		case slices.Contains(goLockWaits, wait):
+			locks++
+		case strings.HasSuffix(wait, "(durable)"):
+		default:
+			return false // running, runnable, or waiting on something that may end by itself
+		}
+	}
+	return locks > 0
+}
+
 // allStacks returns a full stack dump of every goroutine.
 func allStacks() string {
 	buf := make([]byte, 1<<20)
