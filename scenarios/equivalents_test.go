@@ -1,12 +1,14 @@
 package scenarios_test
 
 import (
+	"database/sql"
 	"testing"
+
+	"idemlab/correct"
 
 	"idemlab/equivalent/commitmismatch"
 	"idemlab/equivalent/plainbegin"
 	"idemlab/equivalent/poolping"
-	"idemlab/equivalent/poolread"
 	"idemlab/equivalent/readfirst"
 	"idemlab/equivalent/untargeted"
 	"idemlab/equivalent/wal"
@@ -22,7 +24,6 @@ import (
 var equivalents = []lab.Variant{
 	plainbegin.Variant,
 	readfirst.Variant,
-	poolread.Variant,
 	untargeted.Variant,
 	commitmismatch.Variant,
 	poolping.Variant,
@@ -50,4 +51,40 @@ func TestEquivalents(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEquivalentsPoolOfOne runs every scenario, except the limits of the
+// pattern, against correct and every equivalent handler given a pool of one
+// connection, the configuration correct's doc recommends, as
+// TestEquivalentsPoolOfOne/<scenario>/<handler>. Each must hold everywhere:
+// a handler that needs a second connection while its transaction holds the
+// only one is not equivalent there.
+func TestEquivalentsPoolOfOne(t *testing.T) {
+	for _, sc := range scenarios.All {
+		if sc.Limit != "" {
+			continue
+		}
+		t.Run(sc.Name, func(t *testing.T) {
+			for _, v := range append([]lab.Variant{correct.Variant}, equivalents...) {
+				t.Run(v.Name, func(t *testing.T) {
+					t.Parallel()
+					v := poolOfOne(v)
+					if cell := labtest.RunCell(t, sc, v); !cell.Pass {
+						t.Error(explainFailure(sc, v, cell, rerunCommand("", report.CellPattern("TestEquivalentsPoolOfOne", sc.Name, v.Name))))
+					}
+				})
+			}
+		})
+	}
+}
+
+// poolOfOne is v with its handler given a pool of one connection, as
+// correct's doc tells a user to open it.
+func poolOfOne(v lab.Variant) lab.Variant {
+	newHandler := v.New
+	v.New = func(db *sql.DB) lab.Processor {
+		db.SetMaxOpenConns(1)
+		return newHandler(db)
+	}
+	return v
 }

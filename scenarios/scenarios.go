@@ -43,6 +43,8 @@ var All = []labtest.Scenario{
 		Shows: "a reader's lock outlasts the busy timeout at COMMIT: busy, nothing kept; applies once later", Run: CommitWait},
 	{Name: "Cancel", Short: "Cncl", Claims: "C4, C15",
 		Shows: "the caller gives up before the call or after any statement: busy or the earned success, never half; then once", Run: Cancel},
+	{Name: "PoolOfOne", Short: "Pool1", Claims: "C16",
+		Shows: "on a pool of one connection, as correct's doc recommends: applied, then duplicate; no delivery waits for itself", Run: PoolOfOne},
 	{Name: "BusinessKey", Short: "Biz*", Claims: "C20", Limit: "exercise 7 (exercises/businesskey)",
 		Shows: "one payment reported as evt-1 and as evt-2 credits once", Run: BusinessKey},
 	{Name: "Retention", Short: "Ret*", Claims: "C22", Limit: "exercise 8 (exercises/retention)",

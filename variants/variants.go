@@ -31,6 +31,7 @@ import (
 	"idemlab/naive/markfirst"
 	"idemlab/naive/nofk"
 	"idemlab/naive/nokey"
+	"idemlab/naive/poolread"
 	"idemlab/naive/sourceless"
 	"idemlab/naive/swallow"
 )
@@ -53,6 +54,7 @@ var All = []lab.Variant{
 	markfirst.Variant,
 	nofk.Variant,
 	nokey.Variant,
+	poolread.Variant,
 	sourceless.Variant,
 	swallow.Variant,
 }

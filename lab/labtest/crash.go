@@ -67,7 +67,7 @@ func (db *DB) Crash(e lab.Event, when When, n int) (killed bool, a Answer) {
 	// What the dead delivery left running — an open transaction the pool
 	// rolls back as it closes — touches the files after the instant of
 	// death; the copies taken at that instant replace them.
-	if err := db.sql.Close(); err != nil {
+	if err := errors.Join(db.sql.Close(), db.own.Close()); err != nil {
 		tb.Fatalf("closing after the crash: %v", err)
 	}
 	for _, suffix := range crashFiles {
@@ -87,7 +87,7 @@ func (db *DB) Crash(e lab.Event, when When, n int) (killed bool, a Answer) {
 // reopen starts the service again after a crash: a new connection pool on
 // the same file and DSN, and a new handler on it.
 func (db *DB) reopen() {
-	db.sql, db.snap = db.openPool(), nil
+	db.sql, db.own, db.snap = db.openPool(), db.openPool(), nil
 	db.proc = db.run.Variant.New(db.sql)
 }
 

@@ -33,7 +33,13 @@ type DB struct {
 	Path string
 
 	run     *Run
-	sql     *sql.DB
+	sql     *sql.DB // the handler's pool
+	// own is the lab's own pool on the same database: its reads, seeds and
+	// holds run there, apart from the handler's pool, as another process's
+	// would, so that a pool the handler limits (to one connection, as
+	// correct's doc recommends) is the handler's alone. On PostgreSQL it is
+	// the handler's pool; the lab's reads there use the control connection.
+	own *sql.DB
 	dsn     string
 	wal     bool
 	proc    lab.Processor
@@ -168,7 +174,7 @@ func (r *Run) attach(path string, wal bool) *DB {
 	db.labCtx, db.labCancel = context.WithCancel(context.Background())
 	db.labCtx.Done() // made now, inside the cell's bubble
 	r.cell.register(db)
-	db.sql = db.openPool()
+	db.sql, db.own = db.openPool(), db.openPool()
 	db.proc = r.Variant.New(db.sql)
 	return db
 }
@@ -244,7 +250,7 @@ func (db *DB) close() error {
 		return db.run.closePostgres(db)
 	}
 	defer db.labCancel()
-	return db.sql.Close()
+	return errors.Join(db.sql.Close(), db.own.Close())
 }
 
 // Inject adds a fault for the statements that follow.
@@ -282,12 +288,12 @@ func (db *DB) Reset() {
 func (db *DB) labExec(caller, query string, args ...any) {
 	db.run.tb.Helper()
 	if db.pg == nil {
-		if _, err := db.sql.ExecContext(db.labCtx, query, args...); err != nil {
+		if _, err := db.own.ExecContext(db.labCtx, query, args...); err != nil {
 			db.run.tb.Fatalf("%s: %v", caller, err)
 		}
 		return
 	}
-	tx, err := db.sql.BeginTx(db.labCtx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	tx, err := db.own.BeginTx(db.labCtx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 	if err == nil {
 		_, err = tx.ExecContext(db.labCtx, query, args...)
 		err = errors.Join(err, tx.Commit())
@@ -331,7 +337,7 @@ func (db *DB) pageLimit() int64 {
 // PageCount returns the number of pages in the database file.
 func (db *DB) PageCount() int64 {
 	var n int64
-	if err := db.sql.QueryRowContext(db.labCtx, `PRAGMA page_count`).Scan(&n); err != nil {
+	if err := db.own.QueryRowContext(db.labCtx, `PRAGMA page_count`).Scan(&n); err != nil {
 		db.run.tb.Fatalf("PRAGMA page_count: %v", err)
 	}
 	return n
@@ -684,7 +690,7 @@ func (db *DB) HoldWriteLock() (release func()) {
 func (db *DB) hold(caller string, statements []string, shown, what string) (release func()) {
 	db.run.tb.Helper()
 	ctx := db.labCtx
-	c, err := db.sql.Conn(ctx)
+	c, err := db.own.Conn(ctx)
 	if err != nil {
 		db.run.tb.Fatalf("%s: %v", caller, err)
 	}
@@ -830,7 +836,7 @@ func (db *DB) snapshot() snapshot {
 	// locks of its own, from the table in shared memory that the
 	// deliveries' answers depend on (see pgDB.interference).
 	if db.snap == nil {
-		pool, schema := db.sql, ""
+		pool, schema := db.own, ""
 		if db.pg != nil {
 			pool, schema = db.pg.srv.control, db.pg.schema+"."
 		}

@@ -29,7 +29,7 @@ func (db *DB) Check() {
 	if db.pg != nil {
 		// PostgreSQL has no integrity_check; its crash recovery is the
 		// server's, and the lab never kills the server.
-	} else if err := db.sql.QueryRowContext(db.labCtx, `PRAGMA integrity_check`).Scan(&result); err != nil {
+	} else if err := db.own.QueryRowContext(db.labCtx, `PRAGMA integrity_check`).Scan(&result); err != nil {
 		r.Errorf("PRAGMA integrity_check: %v", err)
 	} else if result != "ok" {
 		r.Errorf("PRAGMA integrity_check = %q, want \"ok\"", result)

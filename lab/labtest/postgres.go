@@ -354,6 +354,7 @@ func (r *Run) openPostgres(accounts []Account, untimed bool) *DB {
 		r.tb.Fatalf("pgx.ParseConfig(%q): %v", dsn, err)
 	}
 	db.sql = sql.OpenDB(&connector{base: stdlib.GetConnector(*cfg), hooks: db, begin: "BEGIN", pg: db.pg})
+	db.own = db.sql
 	new := r.Variant.New
 	if r.Variant.Postgres.New != nil {
 		new = r.Variant.Postgres.New

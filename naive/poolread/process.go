@@ -33,7 +33,7 @@ func (h *Handler) Process(ctx context.Context, e lab.Event) (lab.Outcome, error)
 	defer tx.Rollback() // undoes everything unless Commit ran first
 
 	// A read on the pool, outside the transaction, while it is open: another
-	// connection, harmless (see doc.go).
+	// connection (see doc.go).
 	var known int
 	if err := h.db.QueryRowContext(ctx, `
 		SELECT count(*) FROM accounts WHERE id = $1`,
