@@ -26,9 +26,18 @@ func (h *Handler) Process(ctx context.Context, e lab.Event) (lab.Outcome, error)
 		return 0, err
 	}
 
-	// A harmless statement on the pool before the transaction: it reads
-	// nothing and decides nothing (see doc.go).
+	// Harmless statements on the pool before the transaction: they decide
+	// nothing (see doc.go).
 	if _, err := h.db.ExecContext(ctx, `SELECT 1`); err != nil {
+		return 0, lab.Classify(err)
+	}
+	var fk, balance int64
+	if err := h.db.QueryRowContext(ctx, `PRAGMA foreign_keys`).Scan(&fk); err != nil {
+		return 0, lab.Classify(err)
+	}
+	if err := h.db.QueryRowContext(ctx, `
+		SELECT coalesce(max(balance), 0) FROM accounts WHERE id = $1`,
+		e.AccountID).Scan(&balance); err != nil {
 		return 0, lab.Classify(err)
 	}
 

@@ -491,6 +491,17 @@ func (db *DB) after(ctx context.Context, s *stmt, r *stmtResult) error {
 		sched.turn(s.Session)
 	}
 	db.run.Transcript.Step(s, r)
+	db.mu.Lock()
+	aside := !r.InTx && len(db.txs[s.Session]) > 0 && s.Op != OpBegin && s.Op != OpCommit && s.Op != OpRollback
+	db.mu.Unlock()
+	if aside {
+		// A handler that writes (or reads) on the pool while its own
+		// transaction is open: the statement is not the transaction's, and
+		// its fate is not tied to the COMMIT. Said where it happens, so the
+		// verdict that follows can be traced to it.
+		db.run.Transcript.Note(s.Session, "(that statement ran on another connection of the pool, outside "+
+			s.Session+"'s open transaction)", "")
+	}
 	if db.pg != nil && r.Err != nil {
 		db.pg.starved(db.run.tb, r.Err)
 	}
