@@ -1,6 +1,6 @@
 package businesskey
 
-import "net/url"
+import "idemlab/lab"
 
 // Schema creates the orders and the inbox of payment events.
 const Schema = `
@@ -20,9 +20,10 @@ CREATE TABLE inbox (
 
 // DSN returns the connection string for the database file at path.
 //
-// The path is escaped: the DSN is a URI, where a '?' would start the
-// settings, a '#' end them and a '%' begin an escape, so an unescaped file
-// name holding one would open another file without the settings.
+// lab.SQLiteFile escapes the path: the DSN is a URI, where a '?' would
+// start the settings, a '#' end them, a '%' begin an escape and a leading
+// "//" a host name, so an unescaped file name holding one would open
+// another file, or this one without the settings.
 func DSN(path string) string {
-	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_txlock=immediate"
+	return lab.SQLiteFile(path) + "?_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_txlock=immediate"
 }

@@ -1,6 +1,6 @@
 package retention
 
-import "net/url"
+import "idemlab/lab"
 
 // Schema creates the two tables. STRICT makes SQLite refuse a value that
 // does not convert to the column's type without loss (2.5 or 'ten' into an
@@ -37,9 +37,10 @@ CREATE TABLE inbox (
 //   - _txlock=immediate: every transaction starts with BEGIN IMMEDIATE and
 //     takes the write lock before it reads.
 //
-// The path is escaped: the DSN is a URI, where a '?' would start the
-// settings, a '#' end them and a '%' begin an escape, so an unescaped file
-// name holding one would open another file without the settings.
+// lab.SQLiteFile escapes the path: the DSN is a URI, where a '?' would
+// start the settings, a '#' end them, a '%' begin an escape and a leading
+// "//" a host name, so an unescaped file name holding one would open
+// another file, or this one without the settings.
 func DSN(path string) string {
-	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_txlock=immediate"
+	return lab.SQLiteFile(path) + "?_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_txlock=immediate"
 }

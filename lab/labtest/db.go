@@ -32,14 +32,14 @@ type DB struct {
 	// Path is the database file.
 	Path string
 
-	run     *Run
-	sql     *sql.DB // the handler's pool
+	run *Run
+	sql *sql.DB // the handler's pool
 	// own is the lab's own pool on the same database: its reads, seeds and
 	// holds run there, apart from the handler's pool, as another process's
 	// would, so that a pool the handler limits (to one connection, as
 	// correct's doc recommends) is the handler's alone. On PostgreSQL it is
 	// the handler's pool; the lab's reads there use the control connection.
-	own *sql.DB
+	own     *sql.DB
 	dsn     string
 	wal     bool
 	proc    lab.Processor
@@ -175,6 +175,9 @@ func (r *Run) attach(path string, wal bool) *DB {
 	db.labCtx.Done() // made now, inside the cell's bubble
 	r.cell.register(db)
 	db.sql, db.own = db.openPool(), db.openPool()
+	// A story that closes only the handler's pool (db.Pool().Close()), or
+	// nothing, leaves none of the lab's connections behind in its bubble.
+	r.tb.Cleanup(func() { db.own.Close() })
 	db.proc = r.Variant.New(db.sql)
 	return db
 }
@@ -851,10 +854,10 @@ func (db *DB) snapshot() snapshot {
 		if db.pg != nil {
 			pool, schema = db.pg.srv.control, db.pg.schema+"."
 		}
-		st, err := pool.PrepareContext(db.labCtx, `SELECT 0, id, CAST(balance AS BIGINT), '', '', 0 FROM ` + schema + `accounts
+		st, err := pool.PrepareContext(db.labCtx, `SELECT 0, id, CAST(balance AS BIGINT), '', '', 0 FROM `+schema+`accounts
 			UNION ALL
 			SELECT 1, 0, CAST(amount AS BIGINT), coalesce(source, '(NULL)'), coalesce(event_id, '(NULL)'),
-				coalesce(account_id, 0) FROM ` + schema + `inbox`)
+				coalesce(account_id, 0) FROM `+schema+`inbox`)
 		if err != nil {
 			db.run.tb.Fatalf("reading accounts and inbox: %v", err)
 		}

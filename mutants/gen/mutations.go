@@ -187,6 +187,6 @@ var mutations = []mutation{
 		old: "&_txlock=immediate\"", new: "\"",
 		why: "DSN without `_txlock=immediate` (plain BEGIN, INSERT first)"},
 	{name: "noescape", file: "schema.go",
-		old: "(&url.URL{Path: path}).EscapedPath()", new: "(&url.URL{Path: path}).Path",
-		why: "DSN path not escaped: `.EscapedPath()` → `.Path`"},
+		old: "lab.SQLiteFile(path)", new: `"file:" + path`,
+		why: "DSN path not escaped: `lab.SQLiteFile(path)` → `\"file:\" + path`"},
 }

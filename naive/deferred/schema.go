@@ -1,6 +1,6 @@
 package deferred
 
-import "net/url"
+import "idemlab/lab"
 
 // Schema creates the two tables. STRICT makes SQLite refuse a value that
 // does not convert to the column's type without loss (2.5 or 'ten' into an
@@ -36,9 +36,10 @@ CREATE TABLE inbox (
 //   - no _txlock: transactions start with a plain BEGIN (DEFERRED), which
 //     takes no lock until the first statement needs one.
 //
-// The path is escaped: the DSN is a URI, where a '?' would start the
-// settings, a '#' end them and a '%' begin an escape, so an unescaped file
-// name holding one would open another file without the settings.
+// lab.SQLiteFile escapes the path: the DSN is a URI, where a '?' would
+// start the settings, a '#' end them, a '%' begin an escape and a leading
+// "//" a host name, so an unescaped file name holding one would open
+// another file, or this one without the settings.
 func DSN(path string) string {
-	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)"
+	return lab.SQLiteFile(path) + "?_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)"
 }
