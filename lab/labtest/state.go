@@ -1,0 +1,147 @@
+package labtest
+
+import (
+	"cmp"
+	"database/sql"
+	"fmt"
+	"idemlab/lab"
+	"slices"
+	"strings"
+)
+
+// Reading what the database holds: balances, inbox rows, and the
+// snapshot the invariants and the single-delivery checks compare.
+
+// Balance returns the balance of account id, or -1 if there is no such
+// account.
+func (db *DB) Balance(id int64) int64 {
+	s := db.snapshot()
+	if b, ok := s.balances[id]; ok {
+		return b
+	}
+	return -1
+}
+
+// Steps returns how many statements session has run on this database.
+func (db *DB) Steps(session string) int {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	return db.steps[session]
+}
+
+// Pool returns the database's connection pool, for code beside the handler
+// that shares its database (an outbox relay, say). Its calls carry no
+// session, so they are neither recorded nor faulted.
+func (db *DB) Pool() *sql.DB { return db.sql }
+
+// State returns every account's balance and the rows of the inbox, as the
+// events they store. Call it when no delivery is running: the two tables
+// are read one after the other.
+func (db *DB) State() (balances map[int64]int64, inbox []lab.Event) {
+	s := db.snapshot()
+	for _, r := range s.inbox {
+		inbox = append(inbox, lab.Event{Source: r.Source, EventID: r.EventID, AccountID: r.AccountID, Amount: r.Amount})
+	}
+	return s.balances, inbox
+}
+
+// InboxRows returns the number of rows in the inbox.
+func (db *DB) InboxRows() int { return len(db.snapshot().inbox) }
+
+// row is one inbox row.
+type row struct {
+	lab.Key
+	AccountID, Amount int64
+}
+
+// String renders the row as an event.
+func (r row) String() string {
+	return fmt.Sprintf("%s account=%d amount=%d", r.Key, r.AccountID, r.Amount)
+}
+
+// snapshot is the whole content of the two tables, small enough to compare.
+type snapshot struct {
+	balances map[int64]int64
+	inbox    []row // sorted
+}
+
+func (db *DB) snapshot() snapshot {
+	s := snapshot{balances: map[int64]int64{}}
+	// One query, so one read transaction: a snapshot is taken around every
+	// delivery, and each read transaction costs SQLite its locks and its
+	// look for a hot journal. The casts and coalesces read whatever a
+	// broken schema let in (a NULL key, a REAL amount) as a row the
+	// invariants can report, instead of a scan error that would stop the lab.
+	// It is prepared once per pool: parsing it again for every snapshot
+	// cost as much as running it.
+	//
+	// On PostgreSQL it runs on the lab's control connection, at READ
+	// COMMITTED, with the schema named: on the variant's pool it would run
+	// at the variant's isolation level, and at SERIALIZABLE take predicate
+	// locks of its own, from the table in shared memory that the
+	// deliveries' answers depend on (see pgDB.interference).
+	if db.snap == nil {
+		pool, schema := db.own, ""
+		if db.pg != nil {
+			pool, schema = db.pg.srv.control, db.pg.schema+"."
+		}
+		st, err := pool.PrepareContext(db.labCtx, `SELECT 0, id, CAST(balance AS BIGINT), '', '', 0 FROM `+schema+`accounts
+			UNION ALL
+			SELECT 1, 0, CAST(amount AS BIGINT), coalesce(source, '(NULL)'), coalesce(event_id, '(NULL)'),
+				coalesce(account_id, 0) FROM `+schema+`inbox`)
+		if err != nil {
+			db.run.tb.Fatalf("reading accounts and inbox: %v", err)
+		}
+		db.snap = st
+	}
+	rows, err := db.snap.QueryContext(db.labCtx)
+	if err != nil {
+		db.run.tb.Fatalf("reading accounts and inbox: %v", err)
+	}
+	for rows.Next() {
+		var table, id, amount int64
+		var r row
+		if err := rows.Scan(&table, &id, &amount, &r.Source, &r.EventID, &r.AccountID); err != nil {
+			db.run.tb.Fatalf("reading accounts and inbox: %v", err)
+		}
+		if table == 0 {
+			s.balances[id] = amount
+			continue
+		}
+		r.Amount = amount
+		s.inbox = append(s.inbox, r)
+	}
+	if err := rows.Err(); err != nil {
+		db.run.tb.Fatalf("reading accounts and inbox: %v", err)
+	}
+	rows.Close()
+	slices.SortFunc(s.inbox, func(a, b row) int {
+		return cmp.Or(strings.Compare(a.Source, b.Source), strings.Compare(a.EventID, b.EventID),
+			cmp.Compare(a.AccountID, b.AccountID), cmp.Compare(a.Amount, b.Amount))
+	})
+	return s
+}
+
+func (s snapshot) equal(t snapshot) bool { return s.diff(t) == "" }
+
+// diff describes how t differs from s, or returns "".
+func (s snapshot) diff(t snapshot) string {
+	var parts []string
+	for id, b := range s.balances {
+		if t.balances[id] != b {
+			parts = append(parts, fmt.Sprintf("account %d balance %d -> %d", id, b, t.balances[id]))
+		}
+	}
+	slices.Sort(parts)
+	for _, r := range t.inbox {
+		if !slices.Contains(s.inbox, r) {
+			parts = append(parts, "inbox gained "+r.String())
+		}
+	}
+	for _, r := range s.inbox {
+		if !slices.Contains(t.inbox, r) {
+			parts = append(parts, "inbox lost "+r.String())
+		}
+	}
+	return strings.Join(parts, "; ")
+}
