@@ -2,9 +2,10 @@ package labtest
 
 import (
 	"context"
-	"idemlab/lab"
 	"slices"
 	"time"
+
+	"idemlab/lab"
 )
 
 // Handing events to the handler: the delivery verbs, the answer each one

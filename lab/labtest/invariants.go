@@ -36,10 +36,10 @@ func (db *DB) Check() {
 	}
 
 	s := db.snapshot()
-	stored := map[lab.Key][]row{}
+	stored := map[lab.Key][]lab.Event{}
 	credited := map[int64]int64{}
 	for _, row := range s.inbox {
-		stored[row.Key] = append(stored[row.Key], row)
+		stored[row.Key()] = append(stored[row.Key()], row)
 		credited[row.AccountID] += row.Amount
 	}
 	for _, k := range slices.SortedFunc(maps.Keys(stored), compareKeys) {
@@ -74,14 +74,14 @@ func (db *DB) Check() {
 				r.Errorf("Process(%v) = applied, want duplicate: %s was applied before", a.Event, k)
 			}
 		}
-		want := row{Key: k, AccountID: a.Event.AccountID, Amount: a.Event.Amount}
+		want := lab.Event{Source: k.Source, EventID: k.EventID, AccountID: a.Event.AccountID, Amount: a.Event.Amount}
 		if rows := stored[k]; !slices.Contains(rows, want) {
 			r.Errorf("Process(%v) = %v, but the inbox holds %s", a.Event, a.Outcome, describeRows(k, rows))
 		}
 	}
 }
 
-func describeRows(k lab.Key, rows []row) string {
+func describeRows(k lab.Key, rows []lab.Event) string {
 	if len(rows) == 0 {
 		return "no row for " + k.String()
 	}

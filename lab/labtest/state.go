@@ -4,9 +4,10 @@ import (
 	"cmp"
 	"database/sql"
 	"fmt"
-	"idemlab/lab"
 	"slices"
 	"strings"
+
+	"idemlab/lab"
 )
 
 // Reading what the database holds: balances, inbox rows, and the
@@ -39,30 +40,16 @@ func (db *DB) Pool() *sql.DB { return db.sql }
 // are read one after the other.
 func (db *DB) State() (balances map[int64]int64, inbox []lab.Event) {
 	s := db.snapshot()
-	for _, r := range s.inbox {
-		inbox = append(inbox, lab.Event{Source: r.Source, EventID: r.EventID, AccountID: r.AccountID, Amount: r.Amount})
-	}
-	return s.balances, inbox
+	return s.balances, slices.Clone(s.inbox)
 }
 
 // InboxRows returns the number of rows in the inbox.
 func (db *DB) InboxRows() int { return len(db.snapshot().inbox) }
 
-// row is one inbox row.
-type row struct {
-	lab.Key
-	AccountID, Amount int64
-}
-
-// String renders the row as an event.
-func (r row) String() string {
-	return fmt.Sprintf("%s account=%d amount=%d", r.Key, r.AccountID, r.Amount)
-}
-
 // snapshot is the whole content of the two tables, small enough to compare.
 type snapshot struct {
 	balances map[int64]int64
-	inbox    []row // sorted
+	inbox    []lab.Event // sorted, as the rows of the inbox store them
 }
 
 func (db *DB) snapshot() snapshot {
@@ -100,7 +87,7 @@ func (db *DB) snapshot() snapshot {
 	}
 	for rows.Next() {
 		var table, id, amount int64
-		var r row
+		var r lab.Event
 		if err := rows.Scan(&table, &id, &amount, &r.Source, &r.EventID, &r.AccountID); err != nil {
 			db.run.tb.Fatalf("reading accounts and inbox: %v", err)
 		}
@@ -115,7 +102,7 @@ func (db *DB) snapshot() snapshot {
 		db.run.tb.Fatalf("reading accounts and inbox: %v", err)
 	}
 	rows.Close()
-	slices.SortFunc(s.inbox, func(a, b row) int {
+	slices.SortFunc(s.inbox, func(a, b lab.Event) int {
 		return cmp.Or(strings.Compare(a.Source, b.Source), strings.Compare(a.EventID, b.EventID),
 			cmp.Compare(a.AccountID, b.AccountID), cmp.Compare(a.Amount, b.Amount))
 	})
