@@ -4,10 +4,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"pgregory.net/rapid"
 
@@ -17,15 +20,27 @@ import (
 
 // Property lets rapid invent the stories. A random sequence of actions —
 // new events, repeats, repeats with another amount or account, the same id
-// from the other source, events for a missing account, deliveries with a
-// fault at a random statement, a row the schema refuses, deliveries while
-// another connection holds the write lock, and two deliveries at once under
-// a random interleaving —
+// from the other source, twins (a known key in another case, with
+// whitespace around it, or with an accent in the other Unicode normal
+// form), events for a missing account, deliveries with a fault at a random
+// statement, a row the schema refuses, deliveries while another connection
+// holds the write lock, and two deliveries at once under a random
+// interleaving —
 // runs against the variant and against a plain model of the ledger (which
 // events were accepted, what each balance is). After every action the
 // answers must be the model's and the database must equal the model. When
 // they differ rapid shrinks the sequence to the smallest story that still
 // breaks, and that story, numbered, is the evidence.
+//
+// The draws reach the edges of every field, where a handler that
+// normalises a key or compares a payload through a lossy encoding goes
+// wrong: event ids plain, accented (composed or decomposed) and exactly
+// MaxKeyBytes long in multi-byte runes; amounts from 1 to the cap and
+// past it (2^24±1, the cap ±1, 2^31±1, 2^53±1, 2^32 more than a known
+// amount); accounts with large ids beside the ids a lossy encoding takes
+// for them (1 and 2^32+1, 2^53 and 2^53+1). Two keys that differ in a
+// single byte are two events in the model, and two payloads that differ in
+// a single unit are a conflict.
 //
 // The default run uses a fixed seed, so the matrix is the same every time;
 // -rapid.seed and -rapid.checks choose others (see scenarios_test.go).
@@ -183,11 +198,39 @@ type ledger struct {
 	next     int // for fresh event ids
 }
 
-// Accounts 1 and 2 exist; account 99 never does.
-var propertyAccounts = []labtest.Account{{ID: 1}, {ID: 2}}
+// Accounts 1 and 2 exist, and three with large ids, each beside an id that
+// a lossy encoding takes for it: 1 and 2^32+1 have the same low 32 bits (an
+// int32), 2^53 and 2^53+1 the same float64. Account 99 never exists.
+var propertyAccounts = []labtest.Account{{ID: 1}, {ID: 2}, {ID: 1<<32 + 1}, {ID: 1 << 53}, {ID: 1<<53 + 1}}
+
+// accountIDs are the ids of propertyAccounts.
+var accountIDs = func() []int64 {
+	var ids []int64
+	for _, a := range propertyAccounts {
+		ids = append(ids, a.ID)
+	}
+	return ids
+}()
+
+// lookalike is, for each account, the one a lossy comparison of account
+// ids is likeliest to take it for.
+var lookalike = map[int64]int64{1: 1<<32 + 1, 1<<32 + 1: 1, 2: 1, 1 << 53: 1<<53 + 1, 1<<53 + 1: 1 << 53}
+
+// validAmounts are the amounts at the edges that a fresh event may carry:
+// the smallest, the float32 neighbours 2^24 and 2^24+1, and the cap and
+// the amount below it (999999999 and 1000000000 are one float32).
+var validAmounts = []int64{1, 2, 1 << 24, 1<<24 + 1, lab.MaxAmount - 1, lab.MaxAmount}
+
+// edgeAmounts are validAmounts and the amounts past the cap that a
+// changed payload may carry: each makes the event invalid, never a
+// duplicate of the amount it wraps to in an int32 or rounds to in a float.
+var edgeAmounts = append(slices.Clone(validAmounts), lab.MaxAmount+1, 1<<31-1, 1<<31, 1<<31+1, 1<<53-1, 1<<53, 1<<53+1)
 
 // expect is the model's answer to e: the outcome, or the kind of error.
 func (m *ledger) expect(e lab.Event) (lab.Outcome, error) {
+	if e.Validate() != nil {
+		return 0, lab.ErrInvalidEvent
+	}
 	if _, ok := m.balances[e.AccountID]; !ok {
 		return 0, lab.ErrUnknownAccount
 	}
@@ -244,9 +287,18 @@ func newLedgerMachine(c *labtest.Run, db *labtest.DB) *ledgerMachine {
 	return &ledgerMachine{
 		c:     c,
 		db:    db,
-		m:     &ledger{stored: map[lab.Key]lab.Event{}, balances: map[int64]int64{1: 0, 2: 0}},
+		m:     &ledger{stored: map[lab.Key]lab.Event{}, balances: zeroBalances()},
 		story: &story{},
 	}
+}
+
+// zeroBalances is every account of the model at balance 0.
+func zeroBalances() map[int64]int64 {
+	balances := map[int64]int64{}
+	for _, id := range accountIDs {
+		balances[id] = 0
+	}
+	return balances
 }
 
 // Check is rapid's invariant: after every action the database equals the
@@ -263,27 +315,131 @@ func (lm *ledgerMachine) New(t *rapid.T) { lm.deliver(t, "deliver", lm.fresh(t))
 // Repeat delivers a known event again, unchanged.
 func (lm *ledgerMachine) Repeat(t *rapid.T) { lm.deliver(t, "redeliver", lm.known(t)) }
 
-// ChangedPayload delivers a known key with another account or amount.
+// ChangedPayload delivers a known key with another account or amount: often
+// the one a lossy comparison takes for the stored one.
 func (lm *ledgerMachine) ChangedPayload(t *rapid.T) {
 	e := lm.known(t)
 	if rapid.Bool().Draw(t, "change account") {
-		e.AccountID = 3 - e.AccountID
+		e.AccountID = otherAccount(t, e.AccountID)
 	} else {
-		e.Amount += rapid.Int64Range(1, 10).Draw(t, "more")
+		e.Amount = otherAmount(t, e.Amount)
 	}
 	lm.deliver(t, "redeliver with another payload", e)
+}
+
+// otherAccount draws an existing account other than id: its lookalike, or
+// any other.
+func otherAccount(t *rapid.T, id int64) int64 {
+	others := slices.DeleteFunc(slices.Clone(accountIDs), func(x int64) bool { return x == id })
+	return rapid.OneOf(rapid.Just(lookalike[id]), rapid.SampledFrom(others)).Draw(t, "account")
+}
+
+// otherAmount draws an amount other than a: one unit either side, a few
+// more, 2^32 more (the same int32, and over the cap), or one at the edges.
+func otherAmount(t *rapid.T, a int64) int64 {
+	b := rapid.OneOf(
+		rapid.Just(a+1), rapid.Just(a-1), rapid.Int64Range(a+2, a+10), rapid.Just(a+1<<32), rapid.SampledFrom(edgeAmounts),
+	).Draw(t, "amount")
+	if b == a {
+		b = a + 1
+	}
+	return b
+}
+
+// freshAmount draws the amount of a new event: small, or at an edge.
+func freshAmount(t *rapid.T) int64 {
+	return rapid.OneOf(rapid.Int64Range(1, 10), rapid.SampledFrom(validAmounts)).Draw(t, "amount")
 }
 
 // OtherSource delivers a known event id from the other provider: another
 // event, with a payload of its own.
 func (lm *ledgerMachine) OtherSource(t *rapid.T) {
 	e := lm.known(t)
-	e.Source = map[string]string{"provider-a": "provider-b", "provider-b": "provider-a"}[e.Source]
+	if e.Source == "provider-b" {
+		e.Source = "provider-a"
+	} else {
+		e.Source = "provider-b"
+	}
 	if rapid.Bool().Draw(t, "other payload") {
-		e.AccountID = 3 - e.AccountID
-		e.Amount = rapid.Int64Range(1, 10).Draw(t, "amount")
+		e.AccountID = otherAccount(t, e.AccountID)
+		e.Amount = freshAmount(t)
 	}
 	lm.deliver(t, "deliver the same id from the other source", e)
+}
+
+// Twin delivers an event whose key differs from a known one only where a
+// handler that normalises keys would make them one: the case of its
+// letters (ASCII or not), a space, tab or no-break space before or after
+// it, or an accented letter in the other Unicode normal form (U+00E9
+// against e followed by U+0301) — in its event id or its source, with the
+// known event's payload or another. Keys are compared byte for byte: it is
+// another event, and applies.
+func (lm *ledgerMachine) Twin(t *rapid.T) {
+	e := lm.known(t)
+	field := rapid.SampledFrom([]string{"event_id", "source"}).Draw(t, "field")
+	value := &e.EventID
+	if field == "source" {
+		value = &e.Source
+	}
+	was := *value
+	twins := twinsOf(was)
+	if len(twins) == 0 {
+		t.Skip("no twin of the key fits MaxKeyBytes")
+	}
+	how := rapid.SampledFrom(slices.Sorted(maps.Keys(twins))).Draw(t, "twin")
+	*value = twins[how]
+	if how == "with whitespace" {
+		space := rapid.SampledFrom([]string{" ", "\t", "\u00a0"}).Draw(t, "space")
+		*value = space + was
+		if rapid.Bool().Draw(t, "after") {
+			*value = was + space
+		}
+	}
+	if rapid.Bool().Draw(t, "other payload") {
+		e.AccountID = otherAccount(t, e.AccountID)
+		e.Amount = freshAmount(t)
+	}
+	lm.deliver(t, fmt.Sprintf("deliver the %s %s %s,", field, showKey(was), how), e)
+}
+
+// twinsOf returns the twins of s that stay within MaxKeyBytes and differ
+// from it, by how they differ: "in another case", "in the other normal
+// form", and "with whitespace", whose space Twin draws (a placeholder
+// here).
+func twinsOf(s string) map[string]string {
+	twins := map[string]string{}
+	if c := otherCase(s); c != s && len(c) <= lab.MaxKeyBytes {
+		twins["in another case"] = c
+	}
+	if f := otherForm(s); f != s && len(f) <= lab.MaxKeyBytes {
+		twins["in the other normal form"] = f
+	}
+	if len(s)+len("\u00a0") <= lab.MaxKeyBytes {
+		twins["with whitespace"] = s + " "
+	}
+	return twins
+}
+
+// otherCase is s in upper case, or in lower case if it has no lower-case
+// letter. The letters the draws use (ASCII, é and É) keep their length.
+func otherCase(s string) string {
+	if u := strings.ToUpper(s); u != s {
+		return u
+	}
+	return strings.ToLower(s)
+}
+
+// composed and decomposed are é in Unicode's two normal forms: NFC's one
+// code point, and NFD's e with a combining acute accent.
+const composed, decomposed = "\u00e9", "e\u0301"
+
+// otherForm is s with its accented letters in the other normal form: a
+// decomposed é composed, or else the first composed one decomposed.
+func otherForm(s string) string {
+	if strings.Contains(s, decomposed) {
+		return strings.ReplaceAll(s, decomposed, composed)
+	}
+	return strings.Replace(s, composed, decomposed, 1)
 }
 
 // MissingAccount delivers an event for an account that does not exist.
@@ -307,7 +463,7 @@ func (lm *ledgerMachine) Fault(t *rapid.T) {
 	fault := lm.db.Inject(f)
 	a := lm.db.Attempt(e)
 	lm.db.Lift()
-	lm.story.add("deliver %v with a fault %s statement %d: %v\n%s", e, f.When, f.N, a, indentText(lm.c.Transcript.From(mark)))
+	lm.story.add("deliver %s with a fault %s statement %d: %v\n%s", show(e), f.When, f.N, a, indentText(lm.c.Transcript.From(mark)))
 	if fault.Fired() == 0 {
 		lm.check(t, a, want, wantErr)
 		lm.m.apply(e)
@@ -317,8 +473,8 @@ func (lm *ledgerMachine) Fault(t *rapid.T) {
 	applied.apply(e)
 	kept := compare(lm.db, applied) == "" && want == lab.Applied
 	if !kept && compare(lm.db, lm.m) != "" {
-		lm.fail(t, "after a fault %s statement %d, the database is neither as before nor with %v applied: %s",
-			f.When, f.N, e, compare(lm.db, lm.m))
+		lm.fail(t, "after a fault %s statement %d, the database is neither as before nor with %s applied: %s",
+			f.When, f.N, show(e), compare(lm.db, lm.m))
 	}
 	if a.Err == nil && !kept {
 		lm.check(t, a, 0, labtest.ErrInjected) // it answered success for work it did not keep
@@ -328,7 +484,7 @@ func (lm *ledgerMachine) Fault(t *rapid.T) {
 		want, wantErr = lab.Duplicate, nil
 	}
 	a = lm.db.Attempt(e)
-	lm.story.add("redeliver %v: %v", e, a)
+	lm.story.add("redeliver %s: %v", show(e), a)
 	lm.check(t, a, want, wantErr)
 }
 
@@ -340,7 +496,7 @@ func (lm *ledgerMachine) Refused(t *rapid.T) {
 	lm.db.Inject(labtest.Fault{When: labtest.Before, Op: labtest.OpInsert, Table: "inbox", Rewrite: zeroAmount(e.Amount)})
 	a := lm.db.Attempt(e)
 	lm.db.Lift()
-	lm.story.add("deliver %v with its INSERT's amount rewritten to 0: %v", e, a)
+	lm.story.add("deliver %s with its INSERT's amount rewritten to 0: %v", show(e), a)
 	lm.check(t, a, 0, lab.ErrInvalidEvent)
 }
 
@@ -356,7 +512,7 @@ func (lm *ledgerMachine) Locked(t *rapid.T) {
 	release := lm.db.HoldWriteLock()
 	a := lm.db.AttemptWithin(e, 50*time.Millisecond)
 	release()
-	lm.story.add("deliver %v while another connection holds the write lock, giving up after 50 ms: %v", e, a)
+	lm.story.add("deliver %s while another connection holds the write lock, giving up after 50 ms: %v", show(e), a)
 	lm.checkLocked(t, e, a)
 }
 
@@ -367,7 +523,7 @@ func (lm *ledgerMachine) Locked(t *rapid.T) {
 // the server as soon as it is seen waiting (see AttemptWhileLocked).
 func (lm *ledgerMachine) lockedPostgres(t *rapid.T, e lab.Event) {
 	a := lm.db.AttemptWhileLocked(e, "LOCK TABLE inbox, accounts IN EXCLUSIVE MODE")
-	lm.story.add("deliver %v while another connection holds both tables, cancelled once seen waiting: %v", e, a)
+	lm.story.add("deliver %s while another connection holds both tables, cancelled once seen waiting: %v", show(e), a)
 	lm.checkLocked(t, e, a)
 }
 
@@ -397,7 +553,7 @@ func (lm *ledgerMachine) Race(t *rapid.T) {
 	answers, schedule := lm.db.Interleave(func(step int, parked []string, _ string) string {
 		return rapid.SampledFrom(parked).Draw(t, fmt.Sprintf("step %d", step+1))
 	}, []lab.Event{x}, []lab.Event{y})
-	lm.story.add("deliver %v and %v at once, schedule %s: %v\n%s", x, y, schedule, answers, indentText(lm.c.Transcript.From(mark)))
+	lm.story.add("deliver %s and %s at once, schedule %s: %v\n%s", show(x), show(y), schedule, answers, indentText(lm.c.Transcript.From(mark)))
 	var why []string
 	for _, order := range [][2]int{{0, 1}, {1, 0}} {
 		model := lm.m.clone()
@@ -431,7 +587,7 @@ func (lm *ledgerMachine) Race(t *rapid.T) {
 func (lm *ledgerMachine) deliver(t *rapid.T, what string, e lab.Event) {
 	want, wantErr := lm.m.expect(e)
 	a := lm.db.Attempt(e)
-	lm.story.add("%s %v: %v", what, e, a)
+	lm.story.add("%s %s: %v", what, show(e), a)
 	lm.check(t, a, want, wantErr)
 	lm.m.apply(e)
 }
@@ -440,9 +596,9 @@ func (lm *ledgerMachine) deliver(t *rapid.T, what string, e lab.Event) {
 func (lm *ledgerMachine) check(t *rapid.T, a labtest.Answer, want lab.Outcome, wantErr error) {
 	switch {
 	case wantErr != nil && !errors.Is(a.Err, wantErr):
-		lm.fail(t, "Process(%v) = %v, want an error (%s)", a.Event, a, labtest.KindName(wantErr))
+		lm.fail(t, "Process(%s) = %v, want an error (%s)", show(a.Event), a, labtest.KindName(wantErr))
 	case wantErr == nil && (a.Err != nil || a.Outcome != want):
-		lm.fail(t, "Process(%v) = %v, want %v", a.Event, a, want)
+		lm.fail(t, "Process(%s) = %v, want %v", show(a.Event), a, want)
 	}
 }
 
@@ -456,10 +612,32 @@ func (lm *ledgerMachine) fresh(t *rapid.T) lab.Event {
 	lm.m.next++
 	return lab.Event{
 		Source:    rapid.SampledFrom([]string{"provider-a", "provider-b"}).Draw(t, "source"),
-		EventID:   fmt.Sprintf("evt-%d", lm.m.next),
-		AccountID: rapid.Int64Range(1, 2).Draw(t, "account"),
-		Amount:    rapid.Int64Range(1, 10).Draw(t, "amount"),
+		EventID:   freshID(t, lm.m.next),
+		AccountID: rapid.SampledFrom(accountIDs).Draw(t, "account"),
+		Amount:    freshAmount(t),
 	}
+}
+
+// freshID draws the id of the n-th new event: plain ("evt-7"), with an
+// accented letter composed or decomposed ("évt-7"), or exactly MaxKeyBytes
+// long, "evt-7-" and then one multi-byte rune repeated (é, é decomposed,
+// €, 𝄞) and x's to make up the bytes a rune does not fill.
+func freshID(t *rapid.T, n int) string {
+	id := fmt.Sprintf("evt-%d", n)
+	switch rapid.SampledFrom([]string{"plain", "composed", "decomposed", "long"}).Draw(t, "id") {
+	case "composed":
+		return composed + id[1:]
+	case "decomposed":
+		return decomposed + id[1:]
+	case "long":
+		fill := rapid.SampledFrom([]string{composed, decomposed, "\u20ac", "\U0001d11e"}).Draw(t, "fill")
+		id += "-"
+		for len(id)+len(fill) <= lab.MaxKeyBytes {
+			id += fill
+		}
+		return id + strings.Repeat("x", lab.MaxKeyBytes-len(id))
+	}
+	return id
 }
 
 // known draws an event the model has accepted; with none yet, rapid skips
@@ -484,14 +662,14 @@ func (lm *ledgerMachine) newOrKnown(t *rapid.T) lab.Event {
 func compare(db *labtest.DB, m *ledger) string {
 	var diffs []string
 	got, inbox := db.State()
-	for _, id := range []int64{1, 2} {
+	for _, id := range accountIDs {
 		if got[id] != m.balances[id] {
 			diffs = append(diffs, fmt.Sprintf("balance of account %d = %d, want %d", id, got[id], m.balances[id]))
 		}
 	}
 	for _, e := range inbox {
 		if m.stored[e.Key()] != e {
-			diffs = append(diffs, fmt.Sprintf("inbox holds %v, the model does not", e))
+			diffs = append(diffs, fmt.Sprintf("inbox holds %s, the model does not", show(e)))
 		}
 	}
 	if len(inbox) != len(m.stored) {
@@ -511,4 +689,59 @@ func sortedKeys(m map[lab.Key]lab.Event) []lab.Key {
 
 func indentText(s string) string {
 	return "   " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n   ")
+}
+
+// show renders e as Event.String does, with its source and event id as
+// showKey renders them.
+func show(e lab.Event) string {
+	return fmt.Sprintf("%s/%s account=%d amount=%d", showKey(e.Source), showKey(e.EventID), e.AccountID, e.Amount)
+}
+
+// showKey renders a key so that two keys that look alike read apart: as
+// it is when it is printable ASCII without spaces, else quoted with every
+// other rune escaped ("\u00e9vt-7", "e\u0301vt-7", " evt-7"), and a rune
+// (with its combining marks) repeated more than three times written once
+// with its count: "evt-7-" + 61×"\u00e9" + "x".
+func showKey(s string) string {
+	plain := s != ""
+	for _, r := range s {
+		if r <= ' ' || r > '~' {
+			plain = false
+		}
+	}
+	if plain {
+		return s
+	}
+	// Split s into units: a rune and the combining marks after it.
+	var units []string
+	for _, r := range s {
+		if len(units) > 0 && unicode.Is(unicode.Mn, r) {
+			units[len(units)-1] += string(r)
+			continue
+		}
+		units = append(units, string(r))
+	}
+	var parts []string
+	run := ""
+	flush := func() {
+		if run != "" {
+			parts = append(parts, strconv.QuoteToASCII(run))
+			run = ""
+		}
+	}
+	for i := 0; i < len(units); {
+		j := i
+		for j < len(units) && units[j] == units[i] {
+			j++
+		}
+		if j-i > 3 {
+			flush()
+			parts = append(parts, fmt.Sprintf("%d×%s", j-i, strconv.QuoteToASCII(units[i])))
+		} else {
+			run += strings.Join(units[i:j], "")
+		}
+		i = j
+	}
+	flush()
+	return strings.Join(parts, " + ")
 }
