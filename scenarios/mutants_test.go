@@ -47,6 +47,8 @@ var equivalentMutants = map[string]string{
 	"notxlock":    "a plain BEGIN whose first statement is the INSERT takes the write lock before it reads",
 	"creditzero":  "WHERE id = ? on the rowid changes 0 or 1 rows, so n == 0 refuses what n != 1 refuses",
 	"sourcenull":  "a STRICT table's PRIMARY KEY columns are NOT NULL already",
+	"nulleventid": "a STRICT table's PRIMARY KEY columns are NOT NULL already",
+	"int32amount": "Validate bounds both amounts to 1..1e9 before the comparison, and an int32 holds them exactly",
 }
 
 // awaitingScenario are the mutants that are not equivalent and that no

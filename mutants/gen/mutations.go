@@ -1,5 +1,7 @@
 package main
 
+import "strings"
+
 // A mutation is one change a tired developer makes to correct/: the old
 // text of file, which must occur there exactly once, replaced by new.
 type mutation struct {
@@ -54,6 +56,55 @@ var mutations = []mutation{
 	{name: "lookupswap", file: "process.go",
 		old: "e.Source, e.EventID).Scan(", new: "e.EventID, e.Source).Scan(",
 		why: "lookup arguments swapped: source and event_id"},
+
+	// The key, normalised on its way in: two keys a byte apart become one.
+	// Old texts that span from the imports to Process add an import and
+	// its one use, which gen's single replacement cannot do apart.
+	{name: "lowerid", file: "process.go",
+		old: "VALUES ($1, $2, $3, $4)", new: "VALUES ($1, lower($2), $3, $4)",
+		why: "the event id stored as `lower($2)`: keys that differ only by case become one"},
+	{name: "lowerlookup", file: "process.go",
+		old: "WHERE source = $1 AND event_id = $2`", new: "WHERE source = $1 AND lower(event_id) = lower($2)`",
+		why: "the stored payload looked up by `lower(event_id) = lower($2)`: a repeat may be compared with another event's row"},
+	{name: "trimid", file: "process.go",
+		old: "VALUES ($1, $2, $3, $4)", new: "VALUES ($1, trim($2), $3, $4)",
+		why: "the event id stored as `trim($2)`: keys that differ only by leading or trailing spaces become one"},
+	{name: "lowersource", file: "process.go",
+		old: "VALUES ($1, $2, $3, $4)", new: "VALUES (lower($1), $2, $3, $4)",
+		why: "the source stored as `lower($1)`: sources that differ only by case become one"},
+	{name: "nocase", file: "schema.go",
+		old: "event_id   TEXT    NOT NULL CHECK", new: "event_id   TEXT    NOT NULL COLLATE NOCASE CHECK",
+		why: "`COLLATE NOCASE` on inbox.event_id: the key compares ASCII letters without case"},
+	{name: "golower", file: "process.go",
+		old: processHead,
+		new: withImport(`"strings"`) + "\te.EventID = strings.ToLower(e.EventID)\n",
+		why: "`e.EventID = strings.ToLower(e.EventID)` first thing in Process: keys that differ only by case become one"},
+	{name: "gotrim", file: "process.go",
+		old: processHead,
+		new: withImport(`"strings"`) + "\te.EventID = strings.TrimSpace(e.EventID)\n",
+		why: "`e.EventID = strings.TrimSpace(e.EventID)` first thing in Process: keys that differ only by surrounding whitespace become one"},
+	{name: "nfcid", file: "process.go",
+		old: processHead,
+		new: withImport(`"golang.org/x/text/unicode/norm"`) + "\te.EventID = norm.NFC.String(e.EventID)\n",
+		why: "`e.EventID = norm.NFC.String(e.EventID)` first thing in Process: keys that differ only by Unicode normal form become one"},
+
+	// The payload compared through a lossy encoding: two payloads it maps
+	// to one value pass for a repeat.
+	{name: "floatcompare", file: "process.go",
+		old: "if account != e.AccountID || amount != e.Amount {", new: "if float64(account) != float64(e.AccountID) || float64(amount) != float64(e.Amount) {",
+		why: "payload compared as float64: account ids above 2^53 that differ by one compare equal"},
+	{name: "int32compare", file: "process.go",
+		old: "if account != e.AccountID || amount != e.Amount {", new: "if int32(account) != int32(e.AccountID) || int32(amount) != int32(e.Amount) {",
+		why: "payload compared as int32: account ids that differ by a multiple of 2^32 compare equal"},
+	{name: "int32amount", file: "process.go",
+		old: "if account != e.AccountID || amount != e.Amount {", new: "if account != e.AccountID || int32(amount) != int32(e.Amount) {",
+		why: "the amount compared as int32"},
+	{name: "float32amount", file: "process.go",
+		old: "if account != e.AccountID || amount != e.Amount {", new: "if account != e.AccountID || float32(amount) != float32(e.Amount) {",
+		why: "the amount compared as float32: amounts above 2^24 a few units apart compare equal (999999999 and 1000000000)"},
+	{name: "sprintcompare", file: "process.go",
+		old: "if account != e.AccountID || amount != e.Amount {", new: "if fmt.Sprintf(\"%d/%.6g\", account, float64(amount)) != fmt.Sprintf(\"%d/%.6g\", e.AccountID, float64(e.Amount)) {",
+		why: "payload compared as `fmt.Sprintf(\"%d/%.6g\")`, the amount rounded to 6 digits: 999999999 and 1000000000 compare equal"},
 
 	// The credit (the credit helper).
 	{name: "debit", file: "process.go",
@@ -166,6 +217,33 @@ var mutations = []mutation{
 	{name: "sourcenull", file: "schema.go",
 		old: "source     TEXT    NOT NULL CHECK", new: "source     TEXT    CHECK",
 		why: "NOT NULL dropped from inbox.source"},
+	{name: "nulleventid", file: "schema.go",
+		old: "event_id   TEXT    NOT NULL CHECK", new: "event_id   TEXT    CHECK",
+		why: "NOT NULL dropped from inbox.event_id"},
+	{name: "nullaccount", file: "schema.go",
+		old: "account_id INTEGER NOT NULL REFERENCES", new: "account_id INTEGER REFERENCES",
+		why: "NOT NULL dropped from inbox.account_id: a NULL account escapes the foreign key"},
+	{name: "nullamount", file: "schema.go",
+		old: "amount     INTEGER NOT NULL CHECK", new: "amount     INTEGER CHECK",
+		why: "NOT NULL dropped from inbox.amount: a NULL amount passes its CHECK"},
+	{name: "nullbalance", file: "schema.go",
+		old: "balance INTEGER NOT NULL DEFAULT 0", new: "balance INTEGER DEFAULT 0",
+		why: "NOT NULL dropped from accounts.balance: a credit of NULL makes the balance NULL, which passes its CHECK"},
+	{name: "unboundedsource", file: "schema.go",
+		old: "CHECK (length(source) BETWEEN 1 AND 128)", new: "CHECK (length(source) >= 1)",
+		why: "source length CHECK without its upper bound"},
+	{name: "unboundedid", file: "schema.go",
+		old: "CHECK (length(event_id) BETWEEN 1 AND 128)", new: "CHECK (length(event_id) >= 1)",
+		why: "event_id length CHECK without its upper bound"},
+	{name: "emptyid", file: "schema.go",
+		old: "CHECK (length(event_id) BETWEEN 1 AND", new: "CHECK (length(event_id) BETWEEN 0 AND",
+		why: "event_id length CHECK `BETWEEN 1` → `BETWEEN 0`"},
+	{name: "unboundedamount", file: "schema.go",
+		old: "CHECK (amount BETWEEN 1 AND 1000000000)", new: "CHECK (amount >= 1)",
+		why: "amount CHECK without its upper bound"},
+	{name: "balancefloor", file: "schema.go",
+		old: "CHECK (balance BETWEEN 0 AND 1000000000000000)", new: "CHECK (balance <= 1000000000000000)",
+		why: "balance CHECK without its lower bound: a balance may go negative"},
 	{name: "nostrict", file: "schema.go",
 		old: "\tPRIMARY KEY (source, event_id)\n) STRICT;", new: "\tPRIMARY KEY (source, event_id)\n);",
 		why: "STRICT dropped from the inbox table"},
@@ -186,7 +264,46 @@ var mutations = []mutation{
 	{name: "notxlock", file: "schema.go",
 		old: "&_txlock=immediate\"", new: "\"",
 		why: "DSN without `_txlock=immediate` (plain BEGIN, INSERT first)"},
+	{name: "journalmemory", file: "schema.go",
+		old: "_pragma=busy_timeout(5000)&", new: "_pragma=busy_timeout(5000)&_pragma=journal_mode(MEMORY)&",
+		why: "DSN with `_pragma=journal_mode(MEMORY)`: the rollback journal kept in RAM"},
+	{name: "journaloff", file: "schema.go",
+		old: "_pragma=busy_timeout(5000)&", new: "_pragma=busy_timeout(5000)&_pragma=journal_mode(OFF)&",
+		why: "DSN with `_pragma=journal_mode(OFF)`: no rollback journal"},
+	{name: "syncoff", file: "schema.go",
+		old: "_pragma=busy_timeout(5000)&", new: "_pragma=busy_timeout(5000)&_pragma=synchronous(OFF)&",
+		why: "DSN with `_pragma=synchronous(OFF)`: COMMIT never syncs"},
+	{name: "walnormal", file: "schema.go",
+		old: "_pragma=busy_timeout(5000)&", new: "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&",
+		why: "DSN with `journal_mode(WAL)` and `synchronous(NORMAL)`: COMMIT does not sync the WAL"},
 	{name: "noescape", file: "schema.go",
 		old: "lab.SQLiteFile(path)", new: `lab.SQLiteFile("") + path`,
 		why: "DSN path not escaped: `lab.SQLiteFile(path)` → `lab.SQLiteFile(\"\") + path`, \"file:\" and the path as it is"},
+}
+
+// processHead is correct/process.go from its last import to the line that
+// opens Process's body, byte for byte: the old text of the mutations that
+// add an import and a statement at the top of Process (withImport).
+const processHead = `	"idemlab/lab"
+)
+
+// Handler applies credit events to the accounts of one database.
+type Handler struct {
+	db *sql.DB
+}
+
+// New returns a handler over db, which must have been opened with DSN.
+func New(db *sql.DB) *Handler { return &Handler{db: db} }
+
+var _ lab.Processor = (*Handler)(nil)
+
+// Process applies e at most once. It answers lab.Applied the first time,
+// lab.Duplicate for a repeat with the same payload, and an error otherwise;
+// after an error nothing was committed.
+func (h *Handler) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) {
+`
+
+// withImport is processHead with path imported after idemlab/lab.
+func withImport(path string) string {
+	return strings.Replace(processHead, "\t\"idemlab/lab\"\n)", "\t\"idemlab/lab\"\n\t"+path+"\n)", 1)
 }
