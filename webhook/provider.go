@@ -5,9 +5,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -34,8 +36,9 @@ const (
 // never follows a redirect), and a 4xx too, since a receiver may answer 422
 // for an account it has yet to create; only 410 Gone stops it, and for
 // good: the endpoint is disabled and nothing more is sent. A Retry-After
-// header is honoured: the next attempt comes no sooner than it asks (up to
-// MaxRetryAfter), nor sooner than the schedule's own delay.
+// header is honoured, as a number of seconds or as an HTTP-date: the next
+// attempt comes no sooner than it asks (up to MaxRetryAfter), nor sooner
+// than the schedule's own delay.
 type Provider struct {
 	URL     string
 	Secrets []Secret // one signature per secret (two during a rotation)
@@ -66,12 +69,12 @@ func NewProvider(url string, secrets ...Secret) *Provider {
 
 // Attempt is one try of a delivery.
 type Attempt struct {
-	N          int       // 1, 2, …
-	At         time.Time // when it was sent
-	Status     int       // 0 when no answer came
-	Replayed   bool      // a 2xx marked Idempotent-Replayed
-	RetryAfter time.Duration
-	Err        error // why no answer came: a timeout, a reset
+	N          int           // 1, 2, …
+	At         time.Time     // when it was sent
+	Status     int           // 0 when no answer came
+	Replayed   bool          // a 2xx marked Idempotent-Replayed
+	RetryAfter time.Duration // what the answer's Retry-After asked, from when it came
+	Err        error         // why no answer came: a timeout, a reset
 }
 
 // OK reports whether the attempt counts as delivered: a 2xx.
@@ -202,12 +205,42 @@ func (p *Provider) attempt(ctx context.Context, n int, id string, body []byte) A
 	}
 	a.Status = resp.StatusCode
 	a.Replayed = resp.Header.Get(HeaderReplayed) == "true"
-	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
+	if wait := retryAfter(resp.Header, time.Now()); wait > 0 {
 		limit := p.MaxRetryAfter
 		if limit <= 0 {
 			limit = time.Hour
 		}
-		a.RetryAfter = min(time.Duration(s)*time.Second, limit)
+		a.RetryAfter = min(wait, limit)
 	}
 	return a
+}
+
+// retryAfter is how long a response's Retry-After asks the sender to wait,
+// measured from now, when the response arrived: 0 when the field is
+// missing or malformed, or names a moment already past. RFC 9110 §10.2.3
+// allows either form: delay-seconds (1*DIGIT) or an HTTP-date, which a
+// recipient parses in any of the three formats of §5.6.7 (http.ParseTime).
+// A date is the receiver's clock, so it is read against the response's own
+// Date when that parses: a receiver whose clock is off by an hour still
+// asks for the delay it meant.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if strings.Trim(v, "0123456789") == "" {
+		s, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || s > int64(math.MaxInt64/time.Second) {
+			return math.MaxInt64 // longer than a Duration holds; the caller caps it
+		}
+		return time.Duration(s) * time.Second
+	}
+	at, err := http.ParseTime(v)
+	if err != nil {
+		return 0
+	}
+	if date, err := http.ParseTime(h.Get("Date")); err == nil {
+		now = date
+	}
+	return at.Sub(now)
 }

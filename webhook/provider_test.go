@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -208,4 +209,63 @@ func TestSignsEachAttempt(t *testing.T) {
 			t.Errorf("timestamps %v, want 8 different ones", stamps)
 		}
 	})
+}
+
+// TestRetryAfterDate: Retry-After may be an HTTP-date instead of a number
+// of seconds (RFC 9110 §10.2.3), in any of the three forms a recipient
+// must parse (§5.6.7). A 503 asking for a moment 60 s away delays the next
+// attempt to it, where the schedule said 5 s; a date already past does not
+// hasten the schedule's own delay. The date is read against the response's
+// own Date when it has one, so a receiver whose clock is an hour fast asks
+// for 60 s, not an hour and a minute.
+func TestRetryAfterDate(t *testing.T) {
+	for _, c := range []struct {
+		name, layout string
+		skew         time.Duration // the receiver's clock, ahead of the sender's; sends Date when not 0
+	}{
+		{"IMF-fixdate", http.TimeFormat, 0},
+		{"rfc850-date", strings.Replace(time.RFC850, "MST", "GMT", 1), 0},
+		{"asctime-date", time.ANSIC, 0},
+		{"IMF-fixdate, the receiver's clock an hour fast", http.TimeFormat, time.Hour},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				date := func(d time.Duration) string { return time.Now().Add(c.skew + d).UTC().Format(c.layout) }
+				retryAt := func(d time.Duration) func(http.ResponseWriter, *http.Request) {
+					return func(w http.ResponseWriter, r *http.Request) {
+						if c.skew != 0 {
+							w.Header().Set("Date", date(0))
+						}
+						status(503, "Retry-After", date(d))(w, r)
+					}
+				}
+				s := &script{answers: []func(http.ResponseWriter, *http.Request){retryAt(60 * time.Second), retryAt(-time.Hour), status(200)}}
+				d := provider(s).Send(t.Context(), "evt-1", []byte(okBody))
+				want := []time.Duration{0, 60 * time.Second, 60*time.Second + 5*time.Minute}
+				if got := s.offsets(); !slices.Equal(got, want) || !d.Delivered {
+					t.Errorf("Send with Retry-After as %s 60 s ahead, then an hour ago: attempts at %v (delivered %v), want %v",
+						c.name, got, d.Delivered, want)
+				}
+				if got := d.Attempts[0].RetryAfter; got != 60*time.Second {
+					t.Errorf("Send with Retry-After as %s 60 s ahead: the attempt's RetryAfter = %v, want 1m0s", c.name, got)
+				}
+			})
+		})
+	}
+}
+
+// TestRetryAfterMalformed: a Retry-After that is neither delay-seconds
+// (digits only) nor an HTTP-date is ignored, and the schedule's own delay
+// stands.
+func TestRetryAfterMalformed(t *testing.T) {
+	for _, v := range []string{"-60", "+60", "60.0", "60s", "in a minute", "Fri, 31 Dec 1999", ""} {
+		synctest.Test(t, func(t *testing.T) {
+			s := &script{answers: []func(http.ResponseWriter, *http.Request){status(503, "Retry-After", v), status(200)}}
+			d := provider(s).Send(t.Context(), "evt-1", []byte(okBody))
+			want := []time.Duration{0, 5 * time.Second}
+			if got := s.offsets(); !slices.Equal(got, want) || d.Attempts[0].RetryAfter != 0 {
+				t.Errorf("Send with Retry-After %q: attempts at %v, the first's RetryAfter %v, want %v and 0", v, got, d.Attempts[0].RetryAfter, want)
+			}
+		})
+	}
 }
