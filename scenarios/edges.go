@@ -159,7 +159,8 @@ func replaceArg(old, new any) func(args []driver.NamedValue) {
 //
 // On the limit of the keys, in multi-byte runes, it also delivers twins:
 // keys that a handler which normalises keys would make one — the same
-// letters in another case (é and É, two bytes each), with a space before
+// letters in another case (é and É, two bytes each; and ASCII letters
+// alone, all that SQLite's lower() and NOCASE fold), with a space before
 // or after, é composed (U+00E9) and decomposed (e and U+0301), and a key
 // of 4-byte runes — each with an amount of its own, to the account with
 // the largest id (2^63-1). Keys are compared byte for byte: each is its own
@@ -202,10 +203,12 @@ func Edges(r *labtest.Run) {
 // Unicode normal form.
 func limitTwins() []string {
 	accented := fillKey("evt-case-", "\u00e9", lab.MaxKeyBytes)    // é, two bytes
-	spaced := fillKey("evt-space-", "\u20ac", lab.MaxKeyBytes-1)   // €, three bytes
+	ascii := fillKey("evt-ascii-", "\u20ac", lab.MaxKeyBytes)      // €, three bytes, which has no case
+	spaced := fillKey("evt-space-", "\u20ac", lab.MaxKeyBytes-1)   // a byte short of the limit, for the space
 	decomposed := fillKey("evt-form-", "e\u0301", lab.MaxKeyBytes) // e and a combining acute accent
 	return []string{
 		accented, strings.ToUpper(accented), // É is two bytes too
+		ascii, strings.ToUpper(ascii), // only the ASCII letters differ: all SQLite's lower() and NOCASE fold
 		spaced, " " + spaced, spaced + " ",
 		decomposed, strings.ReplaceAll(decomposed, "e\u0301", "\u00e9"),
 		fillKey("evt-clef-", "\U0001d11e", lab.MaxKeyBytes), // 𝄞, four bytes
