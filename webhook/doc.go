@@ -11,8 +11,9 @@
 // sender's own never reaches the database and can never take an event id
 // first:
 //
-//  1. the method (405) and the content type (415);
-//  2. the body's size (413), read whole before anything else;
+//  1. the method (405), the content type and the content coding (415);
+//  2. the body's size (413) and how long it takes to come (408), read
+//     whole before anything else;
 //  3. the signature over the raw bytes, its timestamp and its sender (401);
 //  4. the body's shape: one JSON object with exactly the known fields, of
 //     the right types, each at most once (400);

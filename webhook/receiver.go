@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,11 @@ const (
 	// DefaultRetryAfter: what a busy answer asks the sender to wait. The
 	// processor already waited its busy timeout for the lock.
 	DefaultRetryAfter = 10 * time.Second
+	// DefaultBodyTimeout: the body must be in within 5 s of the headers.
+	// With the processor's 10 s, the answer comes within 15 s, the shortest
+	// timeout Standard Webhooks recommends to senders; a body trickled
+	// slower holds a connection and a goroutine for nothing.
+	DefaultBodyTimeout = 5 * time.Second
 )
 
 // HeaderReplayed marks a 200 that answers a repeat: the event was applied
@@ -63,9 +69,12 @@ const HeaderReplayed = "Idempotent-Replayed"
 //     forever", and a redirect as a failure anyway.
 //
 // Before the processor runs: 405 for a method other than POST, 415 for a
-// content type other than application/json, 413 for a body over MaxBody,
-// 401 when the signature does not verify (the Authenticator's error), 400
-// for a body DecodeBody refuses. None of them touches the database.
+// content type other than application/json or a content coding other than
+// identity (RFC 9110 §15.5.16; the receiver decodes none, and says so with
+// Accept-Encoding: identity, §12.5.3), 413 for a body over MaxBody, 408
+// for a body not in within BodyTimeout, 401 when the signature does not
+// verify (the Authenticator's error), 400 for a body DecodeBody refuses.
+// None of them touches the database.
 //
 // The processor runs with the request's context, bounded by Deadline. A
 // sender that disconnects cancels it: a transaction not yet committed is
@@ -77,10 +86,17 @@ const HeaderReplayed = "Idempotent-Replayed"
 type Receiver struct {
 	Processor lab.Processor
 	Auth      Authenticator
-	// MaxBody, Deadline and RetryAfter default to the constants above.
+	// MaxBody, Deadline, RetryAfter and BodyTimeout default to the
+	// constants above.
 	MaxBody    int64
 	Deadline   time.Duration
 	RetryAfter time.Duration
+	// BodyTimeout bounds the read of the body, from when ServeHTTP is
+	// called. It is set as the connection's read deadline through
+	// http.ResponseController, so the server (or a wrapper of the
+	// ResponseWriter, through its Unwrap method) must support that; the
+	// server's ReadHeaderTimeout bounds the headers before it.
+	BodyTimeout time.Duration
 	// Log receives a record for every answer that is not a success; nil
 	// means slog.Default().
 	Log *slog.Logger
@@ -128,6 +144,14 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("content type %q, want application/json", r.Header.Get("Content-Type")), nil)
 		return
 	}
+	if coding := contentCoding(r.Header); coding != "" {
+		// Only a 415 for a content coding carries Accept-Encoding
+		// (RFC 9110 §12.5.3); "identity" lists none.
+		w.Header().Set("Accept-Encoding", "identity")
+		rc.problem(ctx, w, http.StatusUnsupportedMediaType, "unsupported-media-type",
+			fmt.Sprintf("content coding %q, want none (identity)", coding), nil)
+		return
+	}
 	limit := rc.MaxBody
 	if limit <= 0 {
 		limit = DefaultMaxBody
@@ -137,11 +161,28 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("body of %d bytes, more than %d", r.ContentLength, limit), nil)
 		return
 	}
+	bodyTimeout := rc.BodyTimeout
+	if bodyTimeout <= 0 {
+		bodyTimeout = DefaultBodyTimeout
+	}
+	// net/http lifts the deadline once the body is read to its end, when
+	// it starts reading the connection in the background to see the sender
+	// leave; the processor's time is Deadline's. An error means the
+	// ResponseWriter cannot set a deadline: the server's own timeouts are
+	// all there is then.
+	http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyTimeout))
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
 		rc.problem(ctx, w, http.StatusRequestEntityTooLarge, "too-large", fmt.Sprintf("body longer than %d bytes", limit), nil)
+		return
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// The rest of the body is still on its way: the connection
+		// cannot carry another request (RFC 9110 §15.5.9).
+		w.Header().Set("Connection", "close")
+		rc.problem(ctx, w, http.StatusRequestTimeout, "request-timeout",
+			fmt.Sprintf("the body was not in within %v", bodyTimeout), err)
 		return
 	case err != nil:
 		rc.problem(ctx, w, http.StatusBadRequest, "unreadable", "the body could not be read", err)
@@ -192,6 +233,21 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	json.NewEncoder(w).Encode(Answer{Outcome: outcome.String(), Source: e.Source, EventID: e.EventID})
+}
+
+// contentCoding returns the first content coding of h's Content-Encoding
+// other than identity, or "" if there is none. Codings are
+// case-insensitive (RFC 9110 §8.4.1), and empty list elements are ignored
+// (§5.6.1).
+func contentCoding(h http.Header) string {
+	for _, line := range h.Values("Content-Encoding") {
+		for _, coding := range strings.Split(line, ",") {
+			if coding = strings.TrimSpace(coding); coding != "" && !strings.EqualFold(coding, "identity") {
+				return coding
+			}
+		}
+	}
+	return ""
 }
 
 // failed answers a processor's error by its kind.

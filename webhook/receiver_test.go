@@ -335,3 +335,53 @@ func TestExactPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestContentEncoding: the receiver decodes no content coding, so a body
+// sent with one is refused with 415 before anything else is read (RFC 9110
+// §15.5.16), and the answer's Accept-Encoding: identity says the coding was
+// the trouble (§12.5.3), which a 415 for the media type must not say.
+// Codings are case-insensitive (§8.4.1); identity, which means none, is
+// accepted however it is spelled.
+func TestContentEncoding(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		for _, c := range []struct {
+			encoding []string // Content-Encoding field lines
+			status   int
+		}{
+			{[]string{"gzip"}, 415},
+			{[]string{"GZIP"}, 415},
+			{[]string{"br"}, 415},
+			{[]string{"deflate, identity"}, 415},
+			{[]string{"identity", "gzip"}, 415},
+			{[]string{""}, 200},
+			{[]string{"identity, "}, 200},
+			{[]string{"identity"}, 200},
+			{[]string{"Identity"}, 200},
+		} {
+			p := &stub{outcome: lab.Applied}
+			r := signed("evt-1", okBody, secretA)
+			r.Header["Content-Encoding"] = c.encoding
+			resp := serve(p, endpointA(), r)
+			if resp.StatusCode != c.status {
+				t.Errorf("Content-Encoding %q: status = %d, want %d", c.encoding, resp.StatusCode, c.status)
+			}
+			if c.status != 415 {
+				continue
+			}
+			if got := problemType(t, resp); got != "unsupported-media-type" {
+				t.Errorf("Content-Encoding %q: problem type = %q, want unsupported-media-type", c.encoding, got)
+			}
+			if got := resp.Header.Get("Accept-Encoding"); got != "identity" {
+				t.Errorf("Content-Encoding %q: Accept-Encoding = %q, want identity", c.encoding, got)
+			}
+			if calls := p.called(); len(calls) != 0 {
+				t.Errorf("Content-Encoding %q: Process called with %v, want never", c.encoding, calls)
+			}
+		}
+		r := signed("evt-1", okBody, secretA)
+		r.Header.Set("Content-Type", "text/plain")
+		if resp := serve(&stub{outcome: lab.Applied}, endpointA(), r); resp.StatusCode != 415 || resp.Header.Get("Accept-Encoding") != "" {
+			t.Errorf("Content-Type text/plain: status %d, Accept-Encoding %q, want 415 without Accept-Encoding", resp.StatusCode, resp.Header.Get("Accept-Encoding"))
+		}
+	})
+}
