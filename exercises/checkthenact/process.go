@@ -69,10 +69,24 @@ func credit(ctx context.Context, db interface {
 		UPDATE accounts SET balance = balance + $1 WHERE id = $2`,
 		e.Amount, e.AccountID)
 	if err != nil {
-		return lab.Classify(err)
+		return classify(ctx, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return fmt.Errorf("%w: crediting account %d changed no row", lab.ErrUnknownAccount, e.AccountID)
 	}
 	return nil
+}
+
+// classify is lab.Classify for the error of a statement run with ctx. A
+// caller who gave up leaves database/sql to roll the transaction back on a
+// goroutine of its own: a statement that loses the race with that rollback,
+// COMMIT included, reports only that the transaction is already done
+// (sql.ErrTxDone), and pgx answers driver.ErrBadConn for a statement it did
+// not send because its context was done. Either would read as "other
+// error". The caller's context says what happened: the answer is busy.
+func classify(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		err = fmt.Errorf("%w: %w", ctx.Err(), err)
+	}
+	return lab.Classify(err)
 }
