@@ -66,6 +66,13 @@ func Open(v lab.Variant, path string) (*Server, error) {
 		return nil, err
 	}
 	db := sql.OpenDB(conn)
+	// One connection, as package correct recommends for SQLite's one
+	// writer: a burst of deliveries queues in database/sql instead of
+	// polling SQLite's lock, where the unlucky ones outwait busy_timeout
+	// and answer 503 busy. A variant that needs a second connection while
+	// its transaction holds this one (naive/poolread) waits until the
+	// receiver's deadline, and shows its mistake.
+	db.SetMaxOpenConns(1)
 	if errors.Is(statErr, os.ErrNotExist) {
 		if _, err := db.Exec(v.Schema); err != nil {
 			db.Close()
@@ -191,6 +198,11 @@ func (r *statusRecorder) WriteHeader(code int) {
 	r.status = code
 	r.ResponseWriter.WriteHeader(code)
 }
+
+// Unwrap returns the server's ResponseWriter, so that
+// http.ResponseController reaches it: the receiver sets the body's read
+// deadline through it.
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // ReceiverAddr is where cmd/receiver listens unless -addr says otherwise,
 // and so where cmd/provider sends: go run ./cmd/lab web serves the page on
