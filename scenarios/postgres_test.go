@@ -81,7 +81,7 @@ func TestPostgres(t *testing.T) {
 	}
 }
 
-func readPostgresGolden(path string) (map[string]map[string]bool, error) {
+func readPostgresGolden(path string) (map[string]map[string]string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -94,11 +94,17 @@ func readPostgresGolden(path string) (map[string]map[string]bool, error) {
 }
 
 // judgePostgres is judge for a PostgreSQL cell.
-func judgePostgres(t *testing.T, sc labtest.Scenario, v lab.Variant, level lab.Isolation, cell *report.Cell, golden map[string]map[string]bool, goldenErr error, path string) {
+func judgePostgres(t *testing.T, sc labtest.Scenario, v lab.Variant, level lab.Isolation, cell *report.Cell, golden map[string]map[string]string, goldenErr error, path string) {
 	if !cell.Pass && (*strict || v.Correct()) {
 		rerun := rerunCommand(labtest.EnvPostgres+"=… ",
 			"^TestPostgres$/^"+levelSlug(level)+"$/"+strings.TrimPrefix(report.CellPattern("TestPostgres", sc.Name, v.Name), "^TestPostgres$/"))
 		t.Errorf("at %s: %s", strings.ToUpper(string(level)), explainFailure(sc, v, cell, rerun))
+	}
+	if cell.IsNeutral() && v.Correct() {
+		t.Errorf("at %s: %s × %s could not judge the correct handler: %s", strings.ToUpper(string(level)), v.Name, sc.Name, cell.Neutral)
+	}
+	if cell.IsNeutral() {
+		t.Logf("%s %s × %s at %s could not judge it: %s", report.Neutral, v.Name, sc.Name, level, cell.Neutral)
 	}
 	if *update {
 		return
@@ -110,14 +116,7 @@ func judgePostgres(t *testing.T, sc labtest.Scenario, v lab.Variant, level lab.I
 	switch {
 	case !ok:
 		t.Errorf("%s × %s: not in %s", v.Name, sc.Name, path)
-	case want != cell.Pass:
-		t.Errorf("%s × %s at %s = %v, want %v (%s): %s", v.Name, sc.Name, level, verdict(cell.Pass), verdict(want), path, cell.Detail)
+	case want != cell.Mark():
+		t.Errorf("%s × %s at %s = %s, want %s (%s): %s", v.Name, sc.Name, level, cell.Mark(), want, path, cell.Detail)
 	}
-}
-
-func verdict(pass bool) string {
-	if pass {
-		return report.Pass
-	}
-	return report.Fail
 }

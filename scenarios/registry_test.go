@@ -19,6 +19,7 @@ import (
 	"idemlab/correct"
 	"idemlab/lab"
 	"idemlab/lab/labtest"
+	"idemlab/lab/report"
 	"idemlab/naive/markfirst"
 	"idemlab/scenarios"
 	"idemlab/variants"
@@ -123,7 +124,7 @@ var numberWords = []string{"zero", "one", "two", "three", "four", "five", "six",
 
 // registryProblems returns every way in which registry disagrees with the
 // packages under root, the golden matrix and the README.
-func registryProblems(registry []lab.Variant, root, readme string, golden map[string]map[string]bool) []string {
+func registryProblems(registry []lab.Variant, root, readme string, golden map[string]map[string]string) []string {
 	var problems []string
 	seen := map[string]bool{}
 	naive := 0
@@ -172,8 +173,12 @@ func registryProblems(registry []lab.Variant, root, readme string, golden map[st
 				problems = append(problems, fmt.Sprintf("%s: its BUG(lab) note says it is caught by %s, which is no scenario", v.Name, name))
 				continue
 			}
-			if pass, ok := golden[v.Name][name]; !ok || pass {
-				problems = append(problems, fmt.Sprintf("%s: its BUG(lab) note says it is caught by %s, but the golden matrix says it passes %s", v.Name, name, name))
+			if mark, ok := golden[v.Name][name]; !ok || mark != report.Fail {
+				says := "passes"
+				if mark == report.Neutral {
+					says = "could not judge it in"
+				}
+				problems = append(problems, fmt.Sprintf("%s: its BUG(lab) note says it is caught by %s, but the golden matrix says it %s %s", v.Name, name, says, name))
 			}
 		}
 	}

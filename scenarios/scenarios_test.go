@@ -165,9 +165,14 @@ func TestScenarios(t *testing.T) {
 
 // judge compares a verdict with the golden matrix and, for the correct
 // variant or in strict mode, with the standard itself.
-func judge(t *testing.T, sc labtest.Scenario, v lab.Variant, cell *report.Cell, golden map[string]map[string]bool, goldenErr error) {
+func judge(t *testing.T, sc labtest.Scenario, v lab.Variant, cell *report.Cell, golden map[string]map[string]string, goldenErr error) {
 	if !cell.Pass && (*strict || v.Correct()) && sc.Limit == "" {
 		t.Error(explainFailure(sc, v, cell, rerunCommand("", report.CellPattern("TestScenarios", sc.Name, v.Name))))
+	}
+	if cell.IsNeutral() && v.Correct() {
+		// Every fault a scenario injects is addressed to a statement the
+		// correct handler runs: one that misses it is the scenario's bug.
+		t.Errorf("%s × %s could not judge the correct handler: %s", v.Name, sc.Name, cell.Neutral)
 	}
 	if *update {
 		return
@@ -179,21 +184,31 @@ func judge(t *testing.T, sc labtest.Scenario, v lab.Variant, cell *report.Cell, 
 	// What the cell found, for go test -v (and for go test run in the
 	// package's directory, which shows a passing test's log): a naive
 	// variant caught as expected is a lesson, not a silent PASS.
+	got := cell.Mark()
 	switch {
-	case cell.Pass:
+	case got == report.Pass:
 		t.Logf("%s %s × %s: %s", report.Pass, v.Name, sc.Name, cell.Detail)
-	case ok && !want && !*strict:
+	case got == report.Neutral:
+		t.Logf("%s could not judge: %s × %s: %s", report.Neutral, v.Name, sc.Name, cell.Neutral)
+	case ok && want == report.Fail && !*strict:
 		t.Logf("%s as expected: %s × %s: %s\nsee it whole: %s", report.Fail, v.Name, sc.Name, cell.Detail, reproduce(sc, v))
 	}
 	switch {
 	case !ok:
 		t.Errorf("%s × %s: not in %s; accept this run's verdict with: go test ./scenarios -update", v.Name, sc.Name, goldenPath)
-	case want && !cell.Pass:
+	case want == got:
+	case got == report.Fail:
 		t.Errorf("%s × %s = %s, want %s (golden matrix): it breaks a guarantee it held before:\n\t%s\nsee it whole with: %s\nif that is intended: go test ./scenarios -update",
-			v.Name, sc.Name, report.Fail, report.Pass, cell.Detail, reproduce(sc, v))
-	case !want && cell.Pass:
+			v.Name, sc.Name, got, want, cell.Detail, reproduce(sc, v))
+	case got == report.Neutral:
+		t.Errorf("%s × %s = %s, want %s (golden matrix): the scenario can no longer judge it: %s\nif that is intended: go test ./scenarios -update",
+			v.Name, sc.Name, got, want, cell.Neutral)
+	case want == report.Fail:
 		t.Errorf("%s × %s = %s, want %s (golden matrix): the scenario no longer catches the mistake %q (evidence: %s)\nif that is intended: go test ./scenarios -update",
-			v.Name, sc.Name, report.Pass, report.Fail, v.Mistake, cell.Detail)
+			v.Name, sc.Name, got, want, v.Mistake, cell.Detail)
+	default:
+		t.Errorf("%s × %s = %s, want %s (golden matrix): the scenario judges it now, and it holds (evidence: %s)\nif that is intended: go test ./scenarios -update",
+			v.Name, sc.Name, got, want, cell.Detail)
 	}
 }
 
@@ -251,7 +266,7 @@ func indent(s string) string {
 	return b.String()
 }
 
-func readGolden() (map[string]map[string]bool, error) {
+func readGolden() (map[string]map[string]string, error) {
 	data, err := os.ReadFile(goldenPath)
 	if err != nil {
 		return nil, err

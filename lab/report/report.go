@@ -55,8 +55,30 @@ type VariantResults struct {
 }
 
 // Cell is one variant's verdict on one scenario.
+//
+// A cell says one of three things. It holds (Pass, no Neutral): the
+// scenario judged the handler and every guarantee held. It breaks (not
+// Pass): a guarantee broke, and Failures say which. Or it is neutral
+// (Neutral set): the scenario could not judge the handler, because
+// something its story needed did not happen — a fault it injects never
+// fired (the handler ran no "UPDATE of accounts": it credits by a
+// trigger), an argument rewrite found no argument to rewrite (the handler
+// binds the amount as another Go type). A neutral cell is no verdict
+// against the handler, so Pass is true and Failures are empty; nor is it
+// one for it, so it is never shown as a pass: Mark, and every renderer,
+// give it a mark of its own. Code that asks only whether the handler
+// broke something reads Pass; code that shows a verdict asks Mark.
 type Cell struct {
+	// Pass is false when the cell found a broken guarantee, true when it
+	// found none: it held, or it was neutral.
 	Pass bool `json:"pass"`
+	// Neutral, when set, says why the cell could not judge the handler:
+	// "the fault 'before the UPDATE of accounts' never fired: the handler
+	// ran no such statement". A cell is neutral only when none of its
+	// cases broke a guarantee and none could judge; a cell some of whose
+	// cases could not judge and the rest held is a pass, and its Detail
+	// says how many could not.
+	Neutral string `json:"neutral,omitempty"`
 	// Detail is the one-line evidence: the first broken guarantee, or what
 	// a passing run showed.
 	Detail string `json:"detail"`
@@ -83,6 +105,10 @@ type Permutation struct {
 	Outcome string `json:"outcome"`
 	// Failures lists the broken guarantees; none when it held.
 	Failures []string `json:"failures,omitempty"`
+	// Neutral, when set, says why this interleaving could not judge the
+	// handler (a fault meant for it never fired): it neither held nor
+	// broke, and has no Failures.
+	Neutral string `json:"neutral,omitempty"`
 	// Waited lists the steps that had to wait for another session's lock,
 	// e.g. "B1": the session's first statement waited.
 	Waited []string `json:"waited,omitempty"`
@@ -91,8 +117,36 @@ type Permutation struct {
 	Trace *Trace `json:"trace,omitempty"`
 }
 
-// Held reports whether every guarantee held in this interleaving.
+// Held reports whether no guarantee broke in this interleaving: it held,
+// or it could not judge (Neutral).
 func (p Permutation) Held() bool { return len(p.Failures) == 0 }
+
+// Mark is the verdict of the interleaving as the kit shows it: Pass, Fail
+// or Neutral.
+func (p Permutation) Mark() string {
+	switch {
+	case !p.Held():
+		return Fail
+	case p.Neutral != "":
+		return Neutral
+	}
+	return Pass
+}
+
+// Mark is the cell's verdict as the matrix shows it: Pass, Fail or
+// Neutral.
+func (c *Cell) Mark() string {
+	switch {
+	case !c.Pass:
+		return Fail
+	case c.Neutral != "":
+		return Neutral
+	}
+	return Pass
+}
+
+// IsNeutral reports whether the cell could not judge the handler.
+func (c *Cell) IsNeutral() bool { return c.Pass && c.Neutral != "" }
 
 // SQLite is the Backend of the SQLite matrix.
 const SQLite = "SQLite"
@@ -223,10 +277,15 @@ func Backend(reps []*Report, backend string) *Report {
 
 // Marks used in the matrix.
 const (
-	Pass = "✓"
-	Fail = "✗"
-	None = "·" // not run
+	Pass    = "✓"
+	Fail    = "✗"
+	Neutral = "○" // could not judge the handler (see Cell)
+	None    = "·" // not run
 )
+
+// RecordedNeutral is the Neutral of a cell read back from a golden file
+// (ParseReport), which keeps the mark but not the reason.
+const RecordedNeutral = "neutral in the recorded matrix, which keeps no reason: run the cell for it"
 
 // Width is the widest line the matrix and its legend take: it must fit a
 // terminal and a projector.
@@ -247,7 +306,26 @@ const Width = 100
 //	                         Conf  Conc
 //	                           Roll
 //	correct                ✓ ✓ ✓ ✓ ✓
-func (rep *Report) Matrix() string {
+//
+// A neutral cell (see Cell) is marked with Neutral, and the key to the
+// marks names it only when the matrix has one, so that a matrix without
+// one reads as it always has.
+func (rep *Report) Matrix() string { return rep.matrix(rep.hasNeutral()) }
+
+// hasNeutral reports whether a cell of rep is neutral.
+func (rep *Report) hasNeutral() bool {
+	for _, v := range rep.Variants {
+		for _, c := range v.Results {
+			if c != nil && c.IsNeutral() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// matrix is Matrix, with the neutral mark in the key when neutral is set.
+func (rep *Report) matrix(neutral bool) string {
 	var b strings.Builder
 	nameWidth := len("variant")
 	for _, v := range rep.Variants {
@@ -277,16 +355,18 @@ func (rep *Report) Matrix() string {
 		for _, s := range rep.Scenarios {
 			mark := None
 			if c := v.Results[s.Name]; c != nil {
-				mark = Fail
-				if c.Pass {
-					mark = Pass
-				}
+				mark = c.Mark()
 			}
 			row += " " + mark
 		}
 		b.WriteString(row + "\n")
 	}
-	fmt.Fprintf(&b, "\n%s holds the guarantee   %s breaks it   %s not run\n\n", Pass, Fail, None)
+	if neutral {
+		fmt.Fprintf(&b, "\n%s holds the guarantee   %s breaks it   %s could not judge it (explain says why)   %s not run\n\n",
+			Pass, Fail, Neutral, None)
+	} else {
+		fmt.Fprintf(&b, "\n%s holds the guarantee   %s breaks it   %s not run\n\n", Pass, Fail, None)
+	}
 	shortWidth := 0
 	for _, s := range rep.Scenarios {
 		shortWidth = max(shortWidth, len(s.Short))
@@ -322,9 +402,12 @@ func Matrices(reps []*Report) string {
 	}
 	var b strings.Builder
 	tables, legends := make([]string, len(reps)), make([]string, len(reps))
-	shared := true
+	shared, neutral := true, false
+	for _, rep := range reps {
+		neutral = neutral || rep.hasNeutral()
+	}
 	for i, rep := range reps {
-		tables[i], legends[i], _ = strings.Cut(rep.Matrix(), "\n\n")
+		tables[i], legends[i], _ = strings.Cut(rep.matrix(neutral), "\n\n")
 		shared = shared && legends[i] == legends[0]
 	}
 	for i, rep := range reps {
@@ -400,9 +483,10 @@ func WidestLine(s string) (line string, width int) {
 var wrapTokens = regexp.MustCompile(` *[^ ]+| +$`)
 
 // ParseMatrix reads the verdicts back from a matrix rendered by Matrix:
-// verdicts[variant][scenario] is true for a pass. Cells marked as not run are
-// absent. The columns must be scenarios, in their order.
-func ParseMatrix(text string, scenarios []ScenarioInfo) (map[string]map[string]bool, error) {
+// verdicts[variant][scenario] is the cell's mark, Pass, Fail or Neutral.
+// Cells marked as not run are absent. The columns must be scenarios, in
+// their order.
+func ParseMatrix(text string, scenarios []ScenarioInfo) (map[string]map[string]string, error) {
 	g, err := parseGrid(text)
 	if err != nil {
 		return nil, err
@@ -414,12 +498,12 @@ func ParseMatrix(text string, scenarios []ScenarioInfo) (map[string]map[string]b
 	if !slices.Equal(g.shorts, shorts) {
 		return nil, fmt.Errorf("matrix columns = %v, want %v", g.shorts, shorts)
 	}
-	verdicts := map[string]map[string]bool{}
+	verdicts := map[string]map[string]string{}
 	for _, r := range g.rows {
-		row := map[string]bool{}
+		row := map[string]string{}
 		for i, mark := range r.marks {
 			if mark != None {
-				row[scenarios[i].Name] = mark == Pass
+				row[scenarios[i].Name] = mark
 			}
 		}
 		verdicts[r.name] = row
@@ -470,7 +554,7 @@ func parseGrid(text string) (*grid, error) {
 			return nil, fmt.Errorf("matrix row %q has %d cells, want %d", fields[0], len(fields)-1, len(g.shorts))
 		}
 		for _, mark := range fields[1:] {
-			if mark != Pass && mark != Fail && mark != None {
+			if mark != Pass && mark != Fail && mark != Neutral && mark != None {
 				return nil, fmt.Errorf("matrix row %q: unknown mark %q", fields[0], mark)
 			}
 		}
@@ -561,8 +645,11 @@ func ParseReport(text string) (*Report, error) {
 		}
 		v := VariantResults{Name: name, Mistake: mistake, Results: map[string]*Cell{}}
 		for j, mark := range g.rows[i].marks {
-			if mark != None {
+			switch mark {
+			case Pass, Fail:
 				v.Results[rep.Scenarios[j].Name] = &Cell{Pass: mark == Pass}
+			case Neutral:
+				v.Results[rep.Scenarios[j].Name] = &Cell{Pass: true, Neutral: RecordedNeutral}
 			}
 		}
 		rep.Variants = append(rep.Variants, v)

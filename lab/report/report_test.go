@@ -25,6 +25,7 @@ func sample() *Report {
 		rep.Set("correct", s.Name, &Cell{Pass: true})
 		rep.Set("naive/busyasduplicate", s.Name, &Cell{Pass: i%3 == 0})
 	}
+	rep.Set("naive/x", "Scenario7", &Cell{Pass: true, Neutral: "the fault 'before the UPDATE of accounts' never fired"})
 	return rep
 }
 
@@ -43,9 +44,9 @@ func TestMatrixFitsAndParses(t *testing.T) {
 	for _, v := range rep.Variants {
 		for _, s := range rep.Scenarios {
 			c := v.Results[s.Name]
-			pass, ok := got[v.Name][s.Name]
-			if (c == nil) != !ok || (c != nil && c.Pass != pass) {
-				t.Errorf("ParseMatrix(Matrix())[%s][%s] = %v, %v; want the cell %+v", v.Name, s.Name, pass, ok, c)
+			mark, ok := got[v.Name][s.Name]
+			if (c == nil) != !ok || (c != nil && c.Mark() != mark) {
+				t.Errorf("ParseMatrix(Matrix())[%s][%s] = %q, %v; want the cell %+v", v.Name, s.Name, mark, ok, c)
 			}
 		}
 	}
@@ -103,6 +104,9 @@ func verdictsOnly(rep *Report) *Report {
 		row := VariantResults{Name: v.Name, Mistake: v.Mistake, Results: map[string]*Cell{}}
 		for s, c := range v.Results {
 			row.Results[s] = &Cell{Pass: c.Pass}
+			if c.IsNeutral() {
+				row.Results[s].Neutral = RecordedNeutral
+			}
 		}
 		out.Variants = append(out.Variants, row)
 	}
@@ -172,6 +176,85 @@ func TestParseReportRejects(t *testing.T) {
 	} {
 		if _, err := ParseReport(broken); err == nil {
 			t.Errorf("ParseReport(%s) error = nil, want one", name)
+		}
+	}
+}
+
+// TestMatrixNeutral holds the neutral mark to what it is for: a cell that
+// could not judge the handler is neither a pass nor a failure, in the
+// table, in its key and read back; and a matrix without one is rendered as
+// before the mark existed, so that the golden files of the cells that
+// judged do not change. The wrong renderings it rejects: a neutral cell
+// shown as ✓ (Pass is true), or as ✗; the key naming the mark in every
+// matrix; and PostgreSQL's levels, one neutral and one not, each with a
+// legend of its own.
+func TestMatrixNeutral(t *testing.T) {
+	const key = "✓ holds the guarantee   ✗ breaks it   · not run"
+	const neutralKey = "✓ holds the guarantee   ✗ breaks it   ○ could not judge it (explain says why)   · not run"
+	judged := func() *Report {
+		rep := New([]ScenarioInfo{{Name: "Rollback", Short: "Roll", Shows: "s", Claims: "C1"}, {Name: "Duplicate", Short: "Dup", Shows: "s", Claims: "C1"},
+			{Name: "Race", Short: "Race", Shows: "s", Claims: "C1"}},
+			[]VariantResults{{Name: "correct"}, {Name: "naive/trigger", Mistake: "credits by a trigger"}})
+		for _, s := range rep.Scenarios {
+			rep.Set("correct", s.Name, &Cell{Pass: true})
+			rep.Set("naive/trigger", s.Name, &Cell{Pass: s.Name == "Race"})
+		}
+		return rep
+	}
+	plain := judged()
+	if got := plain.Matrix(); !strings.Contains(got, "\n"+key+"\n") || strings.Contains(got, Neutral) {
+		t.Errorf("Matrix() without a neutral cell =\n%s\nwant the key %q and no %s", got, key, Neutral)
+	}
+	withNeutral := judged()
+	withNeutral.Set("naive/trigger", "Rollback", &Cell{Pass: true, Neutral: "the fault 'before the UPDATE of accounts' never fired"})
+	got := withNeutral.Matrix()
+	if want := "naive/trigger " + Neutral + " " + Fail + " " + Pass + "\n"; !strings.Contains(got, want) {
+		t.Errorf("Matrix() with a neutral cell =\n%s\nwant the row %q", got, want)
+	}
+	if !strings.Contains(got, "\n"+neutralKey+"\n") {
+		t.Errorf("Matrix() with a neutral cell =\n%s\nwant the key %q", got, neutralKey)
+	}
+	if _, w := WidestLine(got); w > Width {
+		t.Errorf("Matrix() with a neutral cell is %d columns wide, want at most %d", w, Width)
+	}
+	if c := withNeutral.Cell("naive/trigger", "Rollback"); c.Mark() != Neutral || !c.IsNeutral() || !c.Pass {
+		t.Errorf("Cell{Pass: true, Neutral: …}.Mark(), IsNeutral() = %q, %v, want %q, true", c.Mark(), c.IsNeutral(), Neutral)
+	}
+	if c := (&Cell{Pass: false, Neutral: "ignored"}); c.Mark() != Fail || c.IsNeutral() {
+		t.Errorf("Cell{Pass: false, Neutral: …}.Mark(), IsNeutral() = %q, %v, want %q, false: a broken guarantee is a failure", c.Mark(), c.IsNeutral(), Fail)
+	}
+	back, err := ParseReport(got)
+	if err != nil {
+		t.Fatalf("ParseReport(a matrix with a neutral cell) error = %v", err)
+	}
+	if c := back.Cell("naive/trigger", "Rollback"); c == nil || c.Mark() != Neutral {
+		t.Errorf("ParseReport(…).Cell(naive/trigger, Rollback) = %+v, want a neutral cell", c)
+	}
+	marks, err := ParseMatrix(got, withNeutral.Scenarios)
+	if err != nil || marks["naive/trigger"]["Rollback"] != Neutral || marks["naive/trigger"]["Duplicate"] != Fail {
+		t.Errorf("ParseMatrix(…) = %v, %v; want naive/trigger's Rollback %s and Duplicate %s", marks, err, Neutral, Fail)
+	}
+	plain.Backend, withNeutral.Backend = PostgresBackend("read committed"), PostgresBackend("serializable")
+	both := Matrices([]*Report{plain, withNeutral})
+	if n := strings.Count(both, "Rollback: s (C1)"); n != 1 {
+		t.Errorf("Matrices(a level without a neutral cell, one with) has %d legends, want 1, shared:\n%s", n, both)
+	}
+	if !strings.Contains(both, neutralKey) {
+		t.Errorf("Matrices(…) =\n%s\nwant the shared key %q", both, neutralKey)
+	}
+}
+
+func TestPermutationMark(t *testing.T) {
+	for _, c := range []struct {
+		p    Permutation
+		want string
+	}{
+		{Permutation{}, Pass},
+		{Permutation{Failures: []string{"balance 1000"}}, Fail},
+		{Permutation{Neutral: "the fault never fired"}, Neutral},
+	} {
+		if got := c.p.Mark(); got != c.want {
+			t.Errorf("%+v.Mark() = %q, want %q", c.p, got, c.want)
 		}
 	}
 }
