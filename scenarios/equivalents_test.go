@@ -44,8 +44,12 @@ func TestEquivalents(t *testing.T) {
 			for _, v := range equivalents {
 				t.Run(v.Name, func(t *testing.T) {
 					t.Parallel()
-					if cell := labtest.RunCell(t, sc, v); !cell.Pass {
+					cell := labtest.RunCell(t, sc, v)
+					if !cell.Pass {
 						t.Error(explainFailure(sc, v, cell, rerunCommand("", report.CellPattern("TestEquivalents", sc.Name, v.Name))))
+					}
+					if cell.IsNeutral() {
+						t.Errorf("%s × %s could not judge the handler: %s: every scenario must judge an equivalent, as it judges correct", v.Name, sc.Name, cell.Neutral)
 					}
 				})
 			}
@@ -69,8 +73,12 @@ func TestEquivalentsPoolOfOne(t *testing.T) {
 				t.Run(v.Name, func(t *testing.T) {
 					t.Parallel()
 					v := poolOfOne(v)
-					if cell := labtest.RunCell(t, sc, v); !cell.Pass {
+					cell := labtest.RunCell(t, sc, v)
+					if !cell.Pass {
 						t.Error(explainFailure(sc, v, cell, rerunCommand("", report.CellPattern("TestEquivalentsPoolOfOne", sc.Name, v.Name))))
+					}
+					if cell.IsNeutral() {
+						t.Errorf("%s × %s could not judge the handler: %s: every scenario must judge an equivalent, as it judges correct", v.Name, sc.Name, cell.Neutral)
 					}
 				})
 			}

@@ -11,7 +11,10 @@ import (
 // Rollback injects a failure between the inbox INSERT and the credit — the
 // article's own experiment — and then redelivers. The failed attempt must
 // leave neither the credit nor the mark that would make the retry a
-// "duplicate"; the retry applies.
+// "duplicate"; the retry applies. The failure strikes the UPDATE of
+// accounts: a handler that runs none (its credit is a trigger on the
+// inbox) cannot be judged here, and the cell says so (neutral) instead of
+// holding its first answer, applied, against it.
 func Rollback(r *labtest.Run) {
 	db := r.Open()
 	e := credit("evt-2", 500)
@@ -79,7 +82,10 @@ func InvalidInput(r *labtest.Run) {
 // the INSERT into the inbox receives amount 0 where the event said 500 (a
 // rewrite injected at the driver). The schema's CHECK refuses the row. That
 // must surface as an error of the invalid kind: a refusal is not a repeat,
-// and must not be swallowed as one.
+// and must not be swallowed as one. The rewrite looks for the amount as
+// the int64 500; a handler that binds it as another Go type (a string; on
+// PostgreSQL, whose driver passes values through, an int32) leaves it
+// nothing to rewrite, and the cell is neutral: its row was never refused.
 func DatabaseRefusal(r *labtest.Run) {
 	db := r.Open()
 	db.Inject(labtest.Fault{When: labtest.Before, Op: labtest.OpInsert, Table: "inbox", Rewrite: zeroAmount(500)})

@@ -86,7 +86,10 @@ func journalsOf(r *labtest.Run) []struct {
 
 // faultAt delivers one event under fault f (twice when f is persistent),
 // checks that each attempt left all or nothing, lifts the fault, redelivers,
-// and reports whether the fault struck at all.
+// and reports whether the fault struck at all. It asks (Fault.Fired), so
+// a fault that did not strike is the sweep's end, not a case that could
+// not judge the handler: the delivery ran clean, and allOrNothing judged
+// it as such.
 func faultAt(c *labtest.Run, db *labtest.DB, f labtest.Fault) bool {
 	e := credit("evt-6", 500)
 	fault := db.Inject(f)

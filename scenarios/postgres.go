@@ -54,9 +54,16 @@ func named(name string) labtest.Scenario {
 // rolls it back). The second delivery may have waited for the first one's
 // row: once that is gone it must apply, whatever the isolation level —
 // neither a duplicate of an event that was never kept nor an error.
+//
+// The story is about A's COMMIT. In an interleaving where A never reaches
+// it — at REPEATABLE READ or SERIALIZABLE, B commits first and A's INSERT
+// fails with a serialization failure, which naive/serialasduplicate
+// answers as duplicate, rightly this time, B having applied it — the
+// fault never fires, and the interleaving cannot judge the handler (the
+// engine makes it neutral, saying so): its answers say nothing of a
+// rolled-back delivery.
 func AbortRace(r *labtest.Run) {
 	e := credit("evt-6", 500)
-	var perms int
 	r.Interleavings(nil, [][]lab.Event{{e}, {e}}, func(c *labtest.Run, db *labtest.DB, answers []labtest.Answer) {
 		c.WantBalance(db, 1, 500)
 		c.WantCounts(answers, 1, 0, 1)
@@ -66,8 +73,17 @@ func AbortRace(r *labtest.Run) {
 			}
 		}
 	}, labtest.Fault{When: labtest.Before, Op: labtest.OpCommit, Session: "A", Persistent: true})
-	perms = len(r.Permutations)
-	r.Notef("all %d interleavings: the first rolled back, the second applied; balance 500", perms)
+	judged := 0
+	for _, p := range r.Permutations {
+		if p.Neutral == "" {
+			judged++
+		}
+	}
+	if judged == len(r.Permutations) {
+		r.Notef("all %d interleavings: the first rolled back, the second applied; balance 500", judged)
+		return
+	}
+	r.Notef("all %d interleavings in which the first reached its COMMIT: it rolled back, the second applied; balance 500", judged)
 }
 
 // DistinctRace delivers two different events for the same account at once,

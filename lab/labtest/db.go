@@ -259,6 +259,7 @@ func (db *DB) Inject(f Fault) *Fault {
 	defer db.mu.Unlock()
 	p := &f
 	db.faults = append(db.faults, p)
+	db.run.injected(db, p) // for Close: did every fault the scenario meant fire?
 	return p
 }
 

@@ -4,6 +4,8 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 )
 
 // ErrInjected is the error an injected fault returns, unless the fault names
@@ -68,12 +70,136 @@ type Fault struct {
 	crash bool // kill the delivery instead (see Crash)
 	spent bool
 	fired int
+
+	// What the engine's check of faults that never fired (Run.Close)
+	// needs: how many statements it matched (a rewrite fires only on
+	// those whose arguments it changed), the Go types of the arguments of
+	// the first statement a rewrite matched and left alone, whether the
+	// scenario asked Fired, and the run's failures when it was injected.
+	matched   int
+	untouched string
+	asked     bool
+	before    int
 }
 
-// Fired returns how many statements the fault has struck. A sweep that moves
-// a fault forward one statement at a time stops at the first position where
-// it no longer fires: the delivery ran clean.
-func (f *Fault) Fired() int { return f.fired }
+// Fired returns how many statements the fault has struck; a Rewrite
+// strikes only a statement whose arguments it changed. A sweep that moves
+// a fault forward one statement at a time stops at the first position
+// where it no longer fires: the delivery ran clean.
+//
+// A scenario that asks is the judge of a fault that did not fire, as such
+// a sweep is. Every fault it never asks about is one it means to fire:
+// when the run closes, one that has not fired makes the run neutral (see
+// Run.Neutral), since what the scenario expected assumed it struck.
+func (f *Fault) Fired() int {
+	f.asked = true
+	return f.fired
+}
+
+// strike records that f matched a statement, and spends it if it is
+// one-shot. A failure, a cancellation or a crash fires as it matches; a
+// Rewrite fires once it has changed an argument (rewrite).
+func (f *Fault) strike() {
+	f.spent = !f.Persistent
+	f.matched++
+	if f.Rewrite == nil {
+		f.fired++
+	}
+}
+
+// rewrite applies f.Rewrite to the arguments of a statement f matched, and
+// reports whether it changed one: only then has the fault fired. A
+// rewrite that looks for int64(500) finds nothing in a handler that binds
+// the amount as a string, or (on PostgreSQL, whose driver passes values
+// through as they are) as an int32.
+func (f *Fault) rewrite(args []driver.NamedValue) bool {
+	was := make([]any, len(args))
+	for i, a := range args {
+		was[i] = a.Value
+	}
+	f.Rewrite(args)
+	for i, a := range args {
+		if !reflect.DeepEqual(was[i], a.Value) {
+			f.fired++
+			return true
+		}
+	}
+	if f.untouched == "" {
+		types := make([]string, len(was))
+		for i, v := range was {
+			types[i] = fmt.Sprintf("%T", v)
+		}
+		f.untouched = strings.Join(types, ", ")
+	}
+	return false
+}
+
+// meant reports whether the scenario means f to fire, so that a run in
+// which it did not cannot judge the handler: every fault but one whose
+// Fired the scenario asked (it judges that case itself) and a crash (Crash
+// reports whether it killed).
+func (f *Fault) meant() bool { return !f.asked && !f.crash }
+
+// Target names the statements f strikes, as a scenario means them:
+// "before the UPDATE of accounts", "after statement 3", "before the
+// COMMIT of session A".
+func (f *Fault) Target() string {
+	what := "any statement"
+	switch {
+	case f.N != 0:
+		what = fmt.Sprintf("statement %d", f.N)
+		if f.Op != "" {
+			what += " (" + string(f.Op) + ")"
+		}
+	case f.Op != "":
+		what = "the " + string(f.Op)
+		if f.Table != "" {
+			what += map[Op]string{OpInsert: " into ", OpSelect: " from ", OpDelete: " from "}[f.Op]
+			if !strings.HasSuffix(what, " ") {
+				what += " of "
+			}
+			what += f.Table
+		}
+	}
+	if f.Session != "" {
+		what += " of session " + f.Session
+	}
+	return f.When.String() + " " + what
+}
+
+// kind names what f does: "fault", "argument rewrite", "cancellation".
+func (f *Fault) kind() string {
+	switch {
+	case f.Rewrite != nil:
+		return "argument rewrite"
+	case f.Cancel:
+		return "cancellation"
+	case f.crash:
+		return "crash"
+	}
+	return "fault"
+}
+
+// unfired says why f, which the scenario meant to fire, never did, and
+// what the session it was meant for did instead: answered is that
+// session's answer, or "" when f names no session or the session did not
+// answer.
+func (f *Fault) unfired(answered string) string {
+	head := fmt.Sprintf("the %s '%s' never fired: ", f.kind(), f.Target())
+	if f.matched > 0 && f.Rewrite != nil {
+		return head + fmt.Sprintf("it matched the handler's statement but none of its arguments, bound as %s: "+
+			"the handler binds a value as another Go type than the rewrite looks for", f.untouched)
+	}
+	who := "the handler"
+	if f.Session != "" {
+		who = "session " + f.Session
+	}
+	why := head + who + " ran no such statement"
+	if answered != "" {
+		why += "; it answered " + answered
+	}
+	return why
+}
 
 // matches reports whether f strikes s on side w.
 func (f *Fault) matches(w When, s *stmt) bool {

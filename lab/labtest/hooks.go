@@ -47,9 +47,11 @@ func (db *DB) before(ctx context.Context, s *stmt) error {
 		db.cancelCaller(s.Session)
 	}
 	if f.Rewrite != nil {
-		was := s.Text()
-		f.Rewrite(s.Args)
-		db.run.Transcript.add(&line{session: s.Session, step: s.N, text: was, note: "<" + f.String() + ">"})
+		was, note := s.Text(), "<"+f.String()+">"
+		if !f.rewrite(s.Args) {
+			note = "<" + f.String() + ": no argument it rewrites>"
+		}
+		db.run.Transcript.add(&line{session: s.Session, step: s.N, text: was, note: note})
 		return nil
 	}
 	err := f.failure(s)
@@ -197,8 +199,7 @@ func (db *DB) fault(w When, s *stmt) *Fault {
 	defer db.mu.Unlock()
 	for _, f := range db.faults {
 		if f.matches(w, s) {
-			f.spent = !f.Persistent
-			f.fired++
+			f.strike()
 			return f
 		}
 	}

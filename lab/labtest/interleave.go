@@ -36,7 +36,10 @@ type tried struct {
 // interleaving is run once, from the start, by replaying the decisions that
 // lead to it; the first is the round-robin one that Concurrently runs. The
 // permutations are returned sorted by schedule. Faults, if any, are
-// injected into every interleaving's database before it starts.
+// injected into every interleaving's database before it starts; an
+// interleaving in which one of them never fired could not judge the
+// handler (its Permutation says why, in Neutral) and counts for neither
+// side: if no interleaving could judge, r is neutral (see Run.Neutral).
 func (r *Run) Interleavings(accounts []Account, sessions [][]lab.Event, want func(c *Run, db *DB, answers []Answer), faults ...Fault) []report.Permutation {
 	var perms []tried
 	var explore func(plan []decision)
@@ -73,6 +76,7 @@ func (r *Run) Interleavings(accounts []Account, sessions [][]lab.Event, want fun
 				Schedule: scheduleString(decisions),
 				Outcome:  outcome,
 				Failures: c.Failures(),
+				Neutral:  c.Neutral(),
 				Waited:   c.Transcript.waits(),
 				Trace:    trace,
 			},
@@ -96,11 +100,20 @@ func (r *Run) Interleavings(accounts []Account, sessions [][]lab.Event, want fun
 	// shortest that break a guarantee the first explored is the closest to
 	// it: both are the ones a reader should see.
 	first := perms[0]
-	var failed []tried
+	var failed, neutral []tried
 	for _, p := range perms {
-		if !p.Held() {
+		switch {
+		case !p.Held():
 			failed = append(failed, p)
+		case p.Neutral != "":
+			neutral = append(neutral, p)
 		}
+	}
+	// An interleaving in which a fault the scenario meant to fire never
+	// did could not judge the handler: it counts for neither side.
+	r.caseJudged(len(perms) - len(neutral))
+	for _, p := range neutral {
+		r.caseNeutral("interleaving "+p.Schedule, p.Neutral, nil)
 	}
 	// List them in the order a reader can scan: by schedule, A before B.
 	slices.SortStableFunc(perms, func(a, b tried) int {
@@ -112,7 +125,17 @@ func (r *Run) Interleavings(accounts []Account, sessions [][]lab.Event, want fun
 	}
 	r.Permutations = append(r.Permutations, list...)
 
-	if len(failed) == 0 {
+	switch {
+	case len(failed) == 0 && len(neutral) == len(perms):
+		r.Transcript.Note("", fmt.Sprintf("none of the %d interleavings could judge the handler; the first, round robin:", len(perms)), "")
+		r.Transcript.include(first.transcript)
+		return list
+	case len(failed) == 0 && len(neutral) > 0:
+		r.Transcript.Note("", fmt.Sprintf("all %d interleavings that could judge the handler hold (%d could not: %s); the first, round robin:",
+			len(perms)-len(neutral), len(neutral), neutral[0].Neutral), "")
+		r.Transcript.include(first.transcript)
+		return list
+	case len(failed) == 0:
 		r.Transcript.Note("", fmt.Sprintf("all %d interleavings hold; the first, round robin:", len(perms)), "")
 		r.Transcript.include(first.transcript)
 		return list

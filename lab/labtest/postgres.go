@@ -233,6 +233,7 @@ func RunPostgresCell(t *testing.T, sc Scenario, v lab.Variant, srv *Server, leve
 	r.Close()
 	return &report.Cell{
 		Pass:         !r.Failed(),
+		Neutral:      r.Neutral(),
 		Detail:       r.Detail(),
 		Failures:     r.Failures(),
 		Where:        r.Where(),

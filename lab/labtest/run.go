@@ -42,6 +42,7 @@ type Run struct {
 	mu        sync.Mutex // guards failures: a session's goroutine may report one
 	failures  []string
 	where     []string // where each failure was reported: the scenario's file:line
+	found     []bool   // whether the engine found each failure on its own (foundByTheLab)
 	notes     []string
 	sessions  int
 	dbs       int
@@ -50,6 +51,28 @@ type Run struct {
 	pg        *pgTarget         // nil on SQLite
 	trace     bool              // record every interleaving's trace (TraceCell)
 	cell      *cellState        // shared by the runs of one cell (see stop.go)
+
+	// What makes a run neutral (see Neutral). Guarded by mu.
+	faults    []injected // every fault injected into the run's databases
+	unjudged  []unjudged // what the story needed and did not get: unfired faults, Neutralf
+	direct    bool       // the run told a story on databases of its own, and it could judge
+	cases     int        // cases (Case, interleavings) that judged the handler
+	neutrals  int        // cases that could not
+	neutral1  string     // the first of those, named, with its reason
+	neutralTx *Transcript
+}
+
+// injected is a fault the run's scenario injected, into which database.
+type injected struct {
+	db *DB
+	f  *Fault
+}
+
+// unjudged is why a run could not judge the handler from some point of its
+// story on: before is how many failures the run had found by then.
+type unjudged struct {
+	why    string
+	before int
 }
 
 // NewRun starts a run of v. tb provides temporary directories and stops the
@@ -72,11 +95,82 @@ func (r *Run) child() *Run {
 // Go convention "Func(input) = got, want want" where it can.
 func (r *Run) Errorf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
+	found := foundByTheLab()
 	r.mu.Lock()
 	r.failures = append(r.failures, msg)
 	r.where = append(r.where, r.caller())
+	r.found = append(r.found, found)
 	r.mu.Unlock()
 	r.Transcript.Note("", "FAIL: "+msg, "")
+}
+
+// foundByTheLab reports whether the Errorf that calls it was called by the
+// engine on its own — an invariant, a delivery that changed the database
+// although it failed, a call without the delivery's context, a handler's
+// panic, the tally of interleavings that broke — rather than for an
+// expectation of the scenario's story (its own Errorf, or a Want helper).
+// What the lab finds on its own holds whatever story was told, so a fault
+// that never fired sets none of it aside (see judgeFaults).
+func foundByTheLab() bool {
+	pcs := make([]uintptr, 1)
+	if runtime.Callers(3, pcs) == 0 { // the frames of Callers, foundByTheLab and Errorf skipped
+		return false
+	}
+	f, _ := runtime.CallersFrames(pcs).Next()
+	return packagePath(f.Function) == enginePackage && !strings.Contains(f.Function, ".(*Run).Want")
+}
+
+// Neutralf records that the run cannot judge the handler: something the
+// story needs did not happen (a delivery the lab was to stall ran past the
+// point it stalls at), so what the scenario goes on to expect assumes a
+// story that was not told. The failures it reports from here on are set
+// aside when the run closes; those found before, and the invariants, which
+// hold whatever the story, still count. A fault that never fires does the
+// same on its own (see Fault.Fired).
+func (r *Run) Neutralf(format string, args ...any) {
+	why := fmt.Sprintf(format, args...)
+	r.mu.Lock()
+	r.unjudged = append(r.unjudged, unjudged{why: why, before: len(r.failures)})
+	r.mu.Unlock()
+	r.Transcript.Note("", "CANNOT JUDGE: "+why, "")
+}
+
+// injected records a fault injected into db, one of the run's databases,
+// for Close to check that it fired.
+func (r *Run) injected(db *DB, f *Fault) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f.before = len(r.failures)
+	r.faults = append(r.faults, injected{db: db, f: f})
+}
+
+// Neutral returns why the run could not judge the handler, or "" if it
+// could. A run is neutral when it broke no guarantee and either a fault
+// its scenario meant to fire never did (or something else its story
+// needed did not happen: Neutralf), or every case it ran (Case, the
+// interleavings of Interleavings) was neutral. It is no verdict for the
+// handler and none against it: the scenario's question was not asked. A
+// run with a broken guarantee is never neutral, whatever its other cases
+// did.
+func (r *Run) Neutral() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case len(r.failures) > 0:
+		return ""
+	case len(r.unjudged) > 0:
+		whys := make([]string, len(r.unjudged))
+		for i, u := range r.unjudged {
+			whys[i] = u.why
+		}
+		return strings.Join(whys, "; ")
+	case r.neutrals > 0 && r.cases == 0 && !r.direct:
+		if r.neutrals == 1 {
+			return r.neutral1
+		}
+		return fmt.Sprintf("none of its %d cases could judge the handler; the first, %s", r.neutrals, r.neutral1)
+	}
+	return ""
 }
 
 // Notef records a piece of evidence for a run that passes, such as the
@@ -148,13 +242,26 @@ func (r *Run) Failures() []string {
 	return r.failures
 }
 
-// Detail is the one-line evidence for the matrix: the first failure, or the
-// notes of a run that passed.
+// Detail is the one-line evidence for the matrix: the first failure, why
+// a neutral run could not judge, or the notes of a run that passed, with
+// how many of its cases could not judge, if any did.
 func (r *Run) Detail() string {
+	if why := r.Neutral(); why != "" {
+		return why
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if len(r.failures) > 0 {
 		return r.failures[0]
 	}
-	return strings.Join(r.notes, "; ")
+	detail := strings.Join(r.notes, "; ")
+	if r.neutrals > 0 {
+		if detail != "" {
+			detail += "; "
+		}
+		detail += fmt.Sprintf("%d of %d cases could not judge the handler; the first, %s", r.neutrals, r.neutrals+r.cases, r.neutral1)
+	}
+	return detail
 }
 
 // nextSession names the next session: A, B, …, Z, AA, AB, …
@@ -172,8 +279,11 @@ func (r *Run) nextSession() string {
 }
 
 // Close checks the invariants of every database the run opened and closes
-// them. The harness calls it after the scenario body.
+// them, then checks that every fault the scenario meant to fire did (see
+// Fault.Fired): if one did not, the run is neutral (see Neutral). The
+// harness calls it after the scenario body.
 func (r *Run) Close() {
+	told := len(r.opened) > 0
 	for _, db := range r.opened {
 		db.Check()
 		if err := db.close(); err != nil {
@@ -181,11 +291,91 @@ func (r *Run) Close() {
 		}
 	}
 	r.opened = nil
+	r.judgeFaults()
+	r.mu.Lock()
+	r.direct = r.direct || told && len(r.unjudged) == 0
+	story, first := r.neutralTx, r.neutral1
+	showStory := story != nil && len(r.failures) == 0 && r.cases == 0 && !r.direct && len(r.unjudged) == 0
+	r.neutralTx = nil
+	r.mu.Unlock()
+	if showStory {
+		r.Transcript.Note("", "no case could judge the handler; the first, "+first+":", "")
+		r.Transcript.include(story)
+	}
 	if r.pg != nil && r.pg.root == r {
 		if err := r.closeKept(); err != nil {
 			r.tb.Errorf("closing the databases kept for PostgreSQL cases: %v", err)
 		}
 	}
+}
+
+// judgeFaults makes the run neutral from the injection of the first fault
+// it meant to fire and that never fired: the failures its scenario
+// reported from that point on assumed the fault struck, and are set aside;
+// those found before, and those the lab found on its own (the invariants
+// Close checks, a call without the delivery's context, …: foundByTheLab),
+// stand.
+func (r *Run) judgeFaults() {
+	r.mu.Lock()
+	faults := r.faults
+	r.faults = nil
+	r.mu.Unlock()
+	for _, in := range faults {
+		if !in.f.meant() || in.f.fired > 0 {
+			continue
+		}
+		why := in.f.unfired(in.db.answerOf(in.f.Session))
+		r.mu.Lock()
+		r.unjudged = append(r.unjudged, unjudged{why: why, before: in.f.before})
+		r.mu.Unlock()
+		r.Transcript.Note("", "CANNOT JUDGE: "+why, "")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.unjudged) == 0 {
+		return
+	}
+	from := len(r.failures)
+	for _, u := range r.unjudged {
+		from = min(from, u.before)
+	}
+	failures, where, found := r.failures[:from:from], r.where[:from:from], r.found[:from:from]
+	for i := from; i < len(r.failures); i++ {
+		if r.found[i] {
+			failures, where, found = append(failures, r.failures[i]), append(where, r.where[i]), append(found, true)
+		}
+	}
+	n := len(r.failures) - len(failures)
+	r.failures, r.where, r.found = failures, where, found
+	if n == 0 {
+		return
+	}
+	what := fmt.Sprintf("the %d failures above are set aside: they judged", n)
+	if n == 1 {
+		what = "the failure above is set aside: it judged"
+	}
+	r.Transcript.Note("", "("+what+" the story the scenario meant, which was not told)", "")
+}
+
+// answerOf is how session answered its delivery on db, briefly
+// ("duplicate", "an error (busy)"), or "" if it has not answered (or
+// session is "").
+func (db *DB) answerOf(session string) string {
+	if session == "" {
+		return ""
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	for _, a := range db.answers {
+		if a.Session != session {
+			continue
+		}
+		if a.Err != nil {
+			return "an error (" + lab.ErrorKind(a.Err) + ")"
+		}
+		return a.Outcome.String()
+	}
+	return ""
 }
 
 // WantOutcome reports a failure unless a is the successful outcome want.
@@ -252,26 +442,54 @@ func KindName(kind error) string {
 // statement, a crash at each point), on a run of its own. The case's broken
 // guarantees are reported on r, prefixed with its name; the transcript of
 // the first case that breaks one becomes part of r's, so that a failure
-// shows the story of one case rather than of hundreds. Case reports whether
-// the case held.
+// shows the story of one case rather than of hundreds. A case that could
+// not judge the handler (see Neutral) breaks nothing; if no case of r
+// could judge, r is neutral, and shows the first one's story. Case
+// reports whether the case broke no guarantee.
 func (r *Run) Case(name string, body func(c *Run)) bool {
 	c := r.child()
 	body(c)
 	c.Close()
 	if !c.Failed() {
+		if why := c.Neutral(); why != "" {
+			r.caseNeutral("case "+name, why, &c.Transcript)
+		} else {
+			r.caseJudged(1)
+		}
 		return true
 	}
+	r.caseJudged(1)
 	if !r.Failed() {
 		r.Transcript.Note("", "case "+name+":", "")
 		r.Transcript.include(&c.Transcript)
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	// A case's failures are its verdict, judged already: they stand.
 	for _, f := range c.Failures() {
 		r.failures = append(r.failures, name+": "+f)
+		r.found = append(r.found, true)
 	}
-	for _, w := range c.where {
-		r.where = append(r.where, w)
-	}
+	r.where = append(r.where, c.Where()...)
 	return false
+}
+
+// caseJudged counts n cases of r that judged the handler.
+func (r *Run) caseJudged(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cases += n
+}
+
+// caseNeutral counts a case of r, named name, that could not judge the
+// handler, why, with its story (nil when the caller shows it itself).
+func (r *Run) caseNeutral(name, why string, story *Transcript) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.neutrals == 0 {
+		r.neutral1, r.neutralTx = name+": "+why, story
+	}
+	r.neutrals++
 }
 
 // Restart forgets the run's transcript, failures and session names, for a
@@ -279,7 +497,9 @@ func (r *Run) Case(name string, body func(c *Run)) bool {
 func (r *Run) Restart() {
 	r.Transcript.reset() // not a new Transcript: that would replace a mutex someone may hold
 	r.mu.Lock()
-	r.failures, r.where, r.notes, r.sessions = nil, nil, nil, 0
+	r.failures, r.where, r.found, r.notes, r.sessions = nil, nil, nil, nil, 0
+	r.faults, r.unjudged, r.direct = nil, nil, false
+	r.cases, r.neutrals, r.neutral1, r.neutralTx = 0, 0, "", nil
 	r.mu.Unlock()
 }
 

@@ -93,6 +93,7 @@ func RunCell(t *testing.T, sc Scenario, v lab.Variant) *report.Cell {
 			defer mu.Unlock()
 			cell = &report.Cell{
 				Pass:         !run.Failed(),
+				Neutral:      run.Neutral(),
 				Detail:       run.Detail(),
 				Failures:     run.Failures(),
 				Where:        run.Where(),
