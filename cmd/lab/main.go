@@ -9,7 +9,7 @@
 // Usage:
 //
 //	go run ./cmd/lab                            the verdict matrix and its legend
-//	go run ./cmd/lab -evidence                  the same, with a line of evidence for every ✗
+//	go run ./cmd/lab -evidence                  the same, with a line of evidence for every ✗ and ○
 //	go run ./cmd/lab -json                      the whole report, for programs
 //	go run ./cmd/lab row VARIANT                one variant: every verdict with its evidence
 //	go run ./cmd/lab column SCENARIO            one scenario: every variant's verdict and evidence
@@ -67,7 +67,8 @@ usage:
 subcommands:
   (none)     run every scenario against every variant; print the verdict
              matrix and its legend
-  -evidence  the same, with a numbered line of evidence for every ✗
+  -evidence  the same, with a numbered line of evidence for every ✗, and of
+             why for every ○ (a cell that could not judge its variant)
   -json      the same run, the whole report as JSON for programs: scenarios,
              mistakes, verdicts, evidence, transcripts, interleavings
   row        run one variant's row; print every verdict with its evidence
@@ -152,7 +153,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("lab", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	asJSON := fs.Bool("json", false, "print the whole report as JSON")
-	evidence := fs.Bool("evidence", false, "print a line of evidence for every ✗")
+	evidence := fs.Bool("evidence", false, "print a line of evidence for every ✗, and why for every ○")
 	backendArg := fs.String("backend", "sqlite", "the matrices to run: "+backendFlagHelp)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

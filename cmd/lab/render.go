@@ -44,16 +44,23 @@ func backendFlag(bs []backend) string {
 }
 
 // footnotes renders the evidence section: one numbered footnote per ✗
-// cell, rows in the matrix's order and, within a row, columns in its order,
-// so that [n] reads in the order the marks do.
+// cell, and per ○ cell (one that could not judge the handler, with why),
+// rows in the matrix's order and, within a row, columns in its order, so
+// that [n] reads in the order the marks do.
 func footnotes(rep *report.Report) string {
 	var b strings.Builder
 	b.WriteString("Evidence\n")
-	n, limits := 0, 0
+	n, limits, neutral := 0, 0, 0
 	for _, v := range rep.Variants {
 		for _, s := range rep.Scenarios {
 			c := v.Results[s.Name]
-			if c == nil || c.Pass {
+			if c == nil || c.Mark() == report.Pass {
+				continue
+			}
+			if c.IsNeutral() {
+				n++
+				neutral++
+				b.WriteString(report.Wrap(fmt.Sprintf("[%d] %s %s × %s could not judge it: %s", n, report.Neutral, v.Name, s.Name, c.Neutral), 4))
 				continue
 			}
 			if s.Limit != "" && v.Mistake != "" {
@@ -68,8 +75,11 @@ func footnotes(rep *report.Report) string {
 			b.WriteString(report.Wrap(fmt.Sprintf("[%d] %s × %s%s: %s", n, v.Name, s.Name, limit, c.Detail), 4))
 		}
 	}
-	if n == 0 {
+	switch {
+	case n == 0:
 		fmt.Fprintf(&b, "no %s: every variant run holds every guarantee\n", report.Fail)
+	case n == neutral:
+		fmt.Fprintf(&b, "no %s: every cell that could judge its variant holds\n", report.Fail)
 	}
 	if limits > 0 {
 		fmt.Fprintf(&b, "(%d %s of naive variants in * columns not listed: the limits of the pattern are theirs too)\n", limits, report.Fail)
@@ -174,12 +184,7 @@ func renderColumn(rep *report.Report, scenario string) (string, error) {
 }
 
 // mark is a cell's verdict as the matrix shows it.
-func mark(c *report.Cell) string {
-	if c.Pass {
-		return report.Pass
-	}
-	return report.Fail
-}
+func mark(c *report.Cell) string { return c.Mark() }
 
 // limitMark is the * of a limit's column.
 func limitMark(s report.ScenarioInfo) string {
@@ -246,18 +251,20 @@ func renderExplain(rep *report.Report, variant, scenario string) (string, error)
 		return "", fmt.Errorf("the report has no verdict for %s × %s", variant, scenario)
 	}
 	var b strings.Builder
-	verdict := "FAIL"
-	if c.Pass {
-		verdict = "PASS"
-	}
+	verdict := map[string]string{report.Pass: "PASS", report.Fail: "FAIL", report.Neutral: "NEUTRAL (could not judge the handler)"}[c.Mark()]
 	fmt.Fprintf(&b, "%s × %s: %s\n", v.Name, s.Name, verdict)
 	b.WriteString(report.Wrap(fmt.Sprintf("shows: %s (%s)", s.Shows, s.Claims), 4))
 	if v.Mistake != "" {
 		b.WriteString(report.Wrap("mistake: "+v.Mistake, 4))
 	}
-	if c.Pass {
+	switch {
+	case c.IsNeutral():
+		b.WriteString(report.Wrap("why: "+c.Neutral, 4))
+		b.WriteString(report.Wrap("so: no verdict, neither for the handler nor against it; the transcript shows what "+
+			"the handler did instead", 4))
+	case c.Pass:
 		b.WriteString(report.Wrap("detail: "+c.Detail, 4))
-	} else {
+	default:
 		failures := c.Failures
 		if len(failures) == 0 {
 			failures = []string{c.Detail}
@@ -306,22 +313,26 @@ func renderPermutations(rep *report.Report, variant string) (string, error) {
 		}
 		b.WriteString(report.Wrap(fmt.Sprintf("%s × %s: %s", v.Name, s.Name, s.Shows), 4))
 		type group struct {
-			held      bool
+			mark      string
 			outcome   string
-			failure   string
+			failure   string // the first broken guarantee, or why it could not judge
 			waited    string
 			schedules []string
 		}
 		var groups []*group
-		broken := 0
+		broken, neutral := 0, 0
 		for _, p := range c.Permutations {
-			g := &group{held: p.Held(), outcome: p.Outcome, waited: strings.Join(p.Waited, " ")}
-			if !p.Held() {
+			g := &group{mark: p.Mark(), outcome: p.Outcome, waited: strings.Join(p.Waited, " ")}
+			switch g.mark {
+			case report.Fail:
 				g.failure = p.Failures[0]
 				broken++
+			case report.Neutral:
+				g.failure = "could not judge it: " + p.Neutral
+				neutral++
 			}
 			i := slices.IndexFunc(groups, func(h *group) bool {
-				return h.held == g.held && h.outcome == g.outcome && h.failure == g.failure && h.waited == g.waited
+				return h.mark == g.mark && h.outcome == g.outcome && h.failure == g.failure && h.waited == g.waited
 			})
 			if i < 0 {
 				groups = append(groups, g)
@@ -330,9 +341,9 @@ func renderPermutations(rep *report.Report, variant string) (string, error) {
 			groups[i].schedules = append(groups[i].schedules, p.Schedule)
 		}
 		for _, g := range groups {
-			line := fmt.Sprintf("%s %s", report.Pass, g.outcome)
-			if !g.held {
-				line = fmt.Sprintf("%s %s — %s", report.Fail, g.outcome, g.failure)
+			line := fmt.Sprintf("%s %s", g.mark, g.outcome)
+			if g.failure != "" {
+				line = fmt.Sprintf("%s %s — %s", g.mark, g.outcome, g.failure)
 			}
 			b.WriteString("\n" + report.Wrap(fmt.Sprintf("%s (%s)", line, count(len(g.schedules), "interleaving", "interleavings")), 4))
 			if g.waited != "" {
@@ -345,7 +356,11 @@ func renderPermutations(rep *report.Report, variant string) (string, error) {
 				fmt.Fprintf(&b, "    … and %s more\n", count(more, "interleaving", "interleavings"))
 			}
 		}
-		fmt.Fprintf(&b, "\n%s: %d of %d interleavings break %s\n\n", v.Name, broken, len(c.Permutations), s.Name)
+		unjudged := ""
+		if neutral > 0 {
+			unjudged = fmt.Sprintf("; %d could not judge it", neutral)
+		}
+		fmt.Fprintf(&b, "\n%s: %d of %d interleavings break %s%s\n\n", v.Name, broken, len(c.Permutations), s.Name, unjudged)
 	}
 	if b.Len() == 0 {
 		return "", fmt.Errorf("no scenario of %s enumerated interleavings", variant)
