@@ -20,7 +20,12 @@ type Claim struct {
 // CellRef names a cell of the matrix, with its verdict.
 type CellRef struct {
 	Variant, Scenario string
-	Pass              bool
+	// Pass is the cell's Pass: no guarantee broke (it held, or it could
+	// not judge).
+	Pass bool
+	// Mark is the verdict as the matrix shows it: report.Pass, report.Fail
+	// or report.Neutral.
+	Mark string
 }
 
 var (
@@ -90,8 +95,8 @@ func cellsOf(shownBy string, rep *report.Report) []CellRef {
 	var refs []CellRef
 	for _, s := range scenarios {
 		for _, v := range variants {
-			if c := rep.Cell(v, s); c != nil && !slices.Contains(refs, CellRef{v, s, c.Pass}) {
-				refs = append(refs, CellRef{Variant: v, Scenario: s, Pass: c.Pass})
+			if c := rep.Cell(v, s); c != nil && !slices.Contains(refs, CellRef{v, s, c.Pass, c.Mark()}) {
+				refs = append(refs, CellRef{Variant: v, Scenario: s, Pass: c.Pass, Mark: c.Mark()})
 			}
 		}
 	}

@@ -47,9 +47,12 @@ func Play(in io.Reader, out io.Writer, t *Tree) error {
 			told = n.Leaf
 			visited[n.Leaf] = true
 			leaf := t.Leaves[n.Leaf]
-			if leaf.Held() {
+			switch {
+			case leaf.Held() && leaf.Neutral != "":
+				fmt.Fprint(w, wrap(fmt.Sprintf("%s could not judge the handler: %s; %s", report.Neutral, leaf.Outcome, leaf.Neutral), 2))
+			case leaf.Held():
 				fmt.Fprintf(w, "%s every guarantee held: %s\n", report.Pass, leaf.Outcome)
-			} else {
+			default:
 				fmt.Fprintf(w, "%s a guarantee broke: %s\n", report.Fail, leaf.Outcome)
 				for _, f := range leaf.Failures {
 					fmt.Fprint(w, wrap(report.Fail+" "+f, 2))

@@ -89,8 +89,10 @@ func Handler(d *Data) (http.Handler, error) {
 		d.Tabs = NewTabs(&Tab{Slug: "sqlite", Report: d.Report, Done: true})
 	}
 	tmpl, err := template.New("").Funcs(template.FuncMap{
-		"mark":  func(pass bool) string { return map[bool]string{true: report.Pass, false: report.Fail}[pass] },
-		"lanes": func(text string) Lanes { return LanesOf(ParseTranscript(text)) },
+		"mark":      func(c *report.Cell) string { return c.Mark() },
+		"verdict":   func(c *report.Cell) string { return markClass(c.Mark()) },
+		"markClass": markClass,
+		"lanes":     func(text string) Lanes { return LanesOf(ParseTranscript(text)) },
 		"at": func(xs []string, i int) string {
 			if i < len(xs) {
 				return xs[i]
@@ -120,6 +122,12 @@ func Handler(d *Data) (http.Handler, error) {
 	mux.HandleFunc("GET /tree", s.tree)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	return http.TimeoutHandler(bounded(mux), requestTimeout, "the request took too long\n"), nil
+}
+
+// markClass is the style class of a verdict's mark: "pass", "fail", or
+// "neutral" for a cell that could not judge the handler.
+func markClass(mark string) string {
+	return map[string]string{report.Pass: "pass", report.Fail: "fail", report.Neutral: "neutral"}[mark]
 }
 
 // bounded refuses what no page asks for: a body, or a long query.

@@ -65,14 +65,18 @@ type Node struct {
 
 // Leaf is one finished interleaving.
 type Leaf struct {
-	Schedule string        `json:"schedule"`
-	Outcome  string        `json:"outcome"`
-	Failures []string      `json:"failures,omitempty"`
-	Waited   []string      `json:"waited,omitempty"`
-	Lines    []report.Line `json:"lines"`
+	Schedule string   `json:"schedule"`
+	Outcome  string   `json:"outcome"`
+	Failures []string `json:"failures,omitempty"`
+	// Neutral says why the interleaving could not judge the handler (a
+	// fault meant for it never fired); it then has no Failures.
+	Neutral string        `json:"neutral,omitempty"`
+	Waited  []string      `json:"waited,omitempty"`
+	Lines   []report.Line `json:"lines"`
 }
 
-// Held reports whether every guarantee held in the run.
+// Held reports whether no guarantee broke in the run: every one held, or
+// it could not judge (Neutral).
 func (l Leaf) Held() bool { return len(l.Failures) == 0 }
 
 // Build makes the tree of one cell run with traces (labtest.TraceCell). It
@@ -94,7 +98,8 @@ func Build(variant, mistake string, sc report.ScenarioInfo, cell *report.Cell) (
 			return nil, fmt.Errorf("%s × %s, %s: %d steps but %d decisions", variant, sc.Name, p.Schedule, len(steps), len(p.Trace.Decisions))
 		}
 		leaf := len(t.Leaves)
-		t.Leaves = append(t.Leaves, Leaf{Schedule: p.Schedule, Outcome: p.Outcome, Failures: p.Failures, Waited: p.Waited, Lines: p.Trace.Lines})
+		t.Leaves = append(t.Leaves, Leaf{Schedule: p.Schedule, Outcome: p.Outcome, Failures: p.Failures, Neutral: p.Neutral,
+			Waited: p.Waited, Lines: p.Trace.Lines})
 		at := 0
 		for i, step := range steps {
 			d := p.Trace.Decisions[i]

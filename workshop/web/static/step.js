@@ -90,9 +90,11 @@
     end.replaceChildren();
     if (leaf) {
       const held = !leaf.failures || leaf.failures.length === 0;
-      end.className = "end " + (held ? "held" : "broken");
-      end.append(el("h2", {}, held ? "✓ Every guarantee held" : "✗ A guarantee broke" + (tree.breaking ? " — level won!" : "")));
+      end.className = "end " + (!held ? "broken" : leaf.neutral ? "neutral" : "held");
+      end.append(el("h2", {}, !held ? "✗ A guarantee broke" + (tree.breaking ? " — level won!" : "") :
+        leaf.neutral ? "○ Could not judge the handler" : "✓ Every guarantee held"));
       end.append(el("p", {}, "Outcome: " + leaf.outcome));
+      if (held && leaf.neutral) end.append(el("p", {}, leaf.neutral));
       if (!held) {
         const ul = el("ul", { class: "failures" });
         for (const f of leaf.failures) ul.append(el("li", {}, "✗ " + f));
