@@ -134,6 +134,9 @@ func (e Exercise) Check(t *testing.T) {
 			t.Errorf("writing the report: %v", err)
 		}
 	}
+	if n := RenderNeutrals("exercises/"+e.Name, c.neutral); n != "" {
+		t.Log(n)
+	}
 	if len(c.failures) > 0 {
 		t.Error(Render("exercises/"+e.Name, e.Name, c.failures, *showFlag))
 	}
@@ -176,6 +179,7 @@ type Checker struct {
 	// ranBefore holds cells other checks ran on the same handler (see
 	// VerifyAll), by scenario and variant name; nil for a check on its own.
 	ranBefore map[[2]string]*report.Cell
+	neutral   []string // the scenarios that could not judge the handler, each with why
 }
 
 // ranCell is one scenario the check ran on one variant.
@@ -200,9 +204,35 @@ func (c *Checker) Done() bool { return c.firstOnly && len(c.failures) > 0 }
 // Failures returns what the check found so far.
 func (c *Checker) Failures() []Failure { return c.failures }
 
+// Neutrals returns the scenarios that could not judge the handler, each as
+// "Rollback: why": not failures (see Scenario).
+func (c *Checker) Neutrals() []string { return c.neutral }
+
+// RenderNeutrals writes the scenarios that could not judge subject (see
+// Scenario), as a student reads them: not failures of the fix, and not
+// passes either. It is "" when there are none.
+func RenderNeutrals(subject string, neutrals []string) string {
+	if len(neutrals) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(report.WrapWidth(fmt.Sprintf("%s: %s could not judge it. Not a failure of your fix, and no proof of it "+
+		"either: what the scenario does to a delivery never happened to yours.", subject,
+		count(len(neutrals), "scenario", "scenarios")), 0, StoryWidth))
+	for _, n := range neutrals {
+		b.WriteString(report.WrapWidth("  "+report.Neutral+" "+n, 4, StoryWidth))
+	}
+	return b.String()
+}
+
 // Scenario runs sc against v, held to the correct standard, unless the
 // check is done, and records the failure with its transcript. It reports
-// whether sc held (or did not run).
+// whether sc broke nothing: it held, did not run, or could not judge the
+// handler. A cell that could not judge it (report.Cell.Neutral: a fault
+// the scenario injects never fired, because the handler runs no such
+// statement) is not a failure of the student's fix, and no proof of it
+// either: the scenario's question was not asked. Neutrals lists them, and
+// Check says so.
 func (c *Checker) Scenario(sc labtest.Scenario, v lab.Variant) bool {
 	if c.Done() {
 		return true
@@ -216,6 +246,9 @@ func (c *Checker) Scenario(sc labtest.Scenario, v lab.Variant) bool {
 		}
 	}
 	c.ran = append(c.ran, ranCell{sc, v, cell})
+	if cell.IsNeutral() {
+		c.neutral = append(c.neutral, sc.Name+": "+cell.Neutral)
+	}
 	if cell.Pass {
 		return true
 	}
