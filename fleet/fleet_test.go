@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +20,7 @@ import (
 
 	"idemlab/correct"
 	"idemlab/fleet"
+	"idemlab/lab"
 	"idemlab/lab/labtest"
 	"idemlab/webhook"
 )
@@ -35,11 +37,13 @@ const (
 	Bound = 2 * time.Minute
 )
 
-// Environment of a child process: its role and its database.
+// Environment of a child process: its role, its database and the
+// isolation level of its transactions.
 const (
-	envRole = "IDEMLAB_FLEET_ROLE"
-	envDB   = "IDEMLAB_FLEET_DB"
-	envDie  = "IDEMLAB_FLEET_DIE_AFTER" // an event id: see fleet.Child
+	envRole  = "IDEMLAB_FLEET_ROLE"
+	envDB    = "IDEMLAB_FLEET_DB"
+	envLevel = "IDEMLAB_FLEET_LEVEL"
+	envDie   = "IDEMLAB_FLEET_DIE_AFTER" // an event id: see fleet.Child
 )
 
 // TestChild is a process of the fleet: it does nothing unless a test of
@@ -49,26 +53,35 @@ func TestChild(t *testing.T) {
 	if role == "" {
 		t.Skip("runs only as a process the fleet tests start")
 	}
-	if err := fleet.Child(role, os.Getenv(envDB), os.Getenv(envDie), os.Stdin, os.Stdout); err != nil {
+	if err := fleet.Child(role, os.Getenv(envDB), lab.Isolation(os.Getenv(envLevel)), os.Getenv(envDie), os.Stdin, os.Stdout); err != nil {
 		t.Fatalf("%s: %v", role, err)
 	}
 }
 
 // TestProcesses starts Receivers receiver processes, each applying credits
 // inline with its own pool on one PostgreSQL inbox, and sends every event
-// to all of them at once. After the 300th request it kills receiver 0 with
+// to all of them at once. It runs at each isolation level: at REPEATABLE
+// READ and SERIALIZABLE two deliveries that credit one account at once
+// meet as a serialization failure (40001), which correct's retry runs
+// again and, after its last attempt, answers busy for the sender to
+// retry. After the 300th request it kills receiver 0 with
 // SIGKILL and starts it again, after the 600th receiver 1; the provider
 // retries what got no answer. Besides, receiver 2 kills itself with
 // SIGKILL right after the COMMIT that applies one more event, sent to it
 // alone mid-burst, and before it answers (see burst.dying): the sender
 // must see no answer, and its redelivery, to the restarted receiver, must
 // be a duplicate. Every delivery must end delivered, with exactly one
-// inbox row and one credit per event.
+// inbox row and one credit per event, and no event answered "applied"
+// twice.
 func TestProcesses(t *testing.T) {
-	b := newBurst(t, fleet.RoleInline, 0)
-	b.killAt(Events*Copies/3, "receiver", 0)
-	b.killAt(2*Events*Copies/3, "receiver", 1)
-	b.run()
+	for _, level := range lab.Isolations {
+		t.Run(string(level), func(t *testing.T) {
+			b := newBurst(t, fleet.RoleInline, level, 0)
+			b.killAt(Events*Copies/3, "receiver", 0)
+			b.killAt(2*Events*Copies/3, "receiver", 1)
+			b.run()
+		})
+	}
 }
 
 // TestQueue is TestProcesses in the "acknowledge fast, process later"
@@ -78,14 +91,20 @@ func TestProcesses(t *testing.T) {
 // the 450th and 750th requests, and receiver 2 kills itself after the
 // COMMIT that accepts the extra event, as in TestProcesses. When the burst is over, the workers are
 // told to finish: each stops once no job is left, and every event must
-// then be credited once.
+// then be credited once. It runs at each isolation level, as
+// TestProcesses does; a worker whose claim or credit fails with 40001
+// leaves the job for the next claim.
 func TestQueue(t *testing.T) {
-	b := newBurst(t, fleet.RoleEnqueuer, Workers)
-	b.killAt(Events*Copies/3, "receiver", 0)
-	b.killAt(Events*Copies/2, "worker", 0)
-	b.killAt(2*Events*Copies/3, "receiver", 1)
-	b.killAt(5*Events*Copies/6, "worker", 2)
-	b.run()
+	for _, level := range lab.Isolations {
+		t.Run(string(level), func(t *testing.T) {
+			b := newBurst(t, fleet.RoleEnqueuer, level, Workers)
+			b.killAt(Events*Copies/3, "receiver", 0)
+			b.killAt(Events*Copies/2, "worker", 0)
+			b.killAt(2*Events*Copies/3, "receiver", 1)
+			b.killAt(5*Events*Copies/6, "worker", 2)
+			b.run()
+		})
+	}
 }
 
 // burst is one test's fleet, database and deliveries.
@@ -94,6 +113,7 @@ type burst struct {
 	dbURL     string
 	db        *sql.DB // the parent's own, for setup and counting
 	role      string
+	level     lab.Isolation // of every child's transactions
 	receivers []*process
 	workers   []*process
 	addrs     []atomic.Pointer[string] // where receiver i listens now
@@ -120,10 +140,10 @@ type kill struct {
 }
 
 // newBurst creates the database, its tables and accounts 1 to 3, and
-// starts the receivers in role and the workers.
-func newBurst(t *testing.T, role string, workers int) *burst {
+// starts the receivers in role and the workers, at isolation level.
+func newBurst(t *testing.T, role string, level lab.Isolation, workers int) *burst {
 	srv := labtest.NeedPostgres(t)
-	b := &burst{t: t, dbURL: srv.URL(), role: role, addrs: make([]atomic.Pointer[string], Receivers), kills: map[int64]kill{},
+	b := &burst{t: t, dbURL: srv.URL(), role: role, level: level, addrs: make([]atomic.Pointer[string], Receivers), kills: map[int64]kill{},
 		dying: Receivers - 1, revived: make(chan error, 1), over: make(chan struct{})}
 	var err error
 	b.db, err = sql.Open("pgx", b.dbURL)
@@ -238,6 +258,44 @@ func TestLostAnswer(t *testing.T) {
 	}
 }
 
+// appliedTwice returns a line for each event that more than one delivery
+// got "applied" (200, not replayed) for; the deliveries of event e are
+// deliveries[e*Copies:(e+1)*Copies]. A delivery stops at its first 2xx,
+// so each counts once at most. TestAppliedTwice holds it to the answers
+// it must catch.
+func appliedTwice(deliveries []webhook.Delivery) []string {
+	var problems []string
+	for e := 0; e*Copies < len(deliveries); e++ {
+		var copies []int
+		for c, d := range deliveries[e*Copies : min((e+1)*Copies, len(deliveries))] {
+			if slices.ContainsFunc(d.Attempts, func(a webhook.Attempt) bool { return a.OK() && !a.Replayed }) {
+				copies = append(copies, c)
+			}
+		}
+		if len(copies) > 1 {
+			problems = append(problems, fmt.Sprintf("%s: copies %v each answered applied (200, not replayed), want one at most", eventID(e), copies))
+		}
+	}
+	return problems
+}
+
+// TestAppliedTwice holds appliedTwice to the event it must name: two of
+// its copies answered applied, however many attempts each took; one
+// applied and the others replayed, busy or unanswered is the right story.
+func TestAppliedTwice(t *testing.T) {
+	applied := webhook.Delivery{Attempts: []webhook.Attempt{{N: 1, Status: 200}}}
+	late := webhook.Delivery{Attempts: []webhook.Attempt{{N: 1, Status: 503}, {N: 2, Err: io.EOF}, {N: 3, Status: 200}}}
+	replayed := webhook.Delivery{Attempts: []webhook.Attempt{{N: 1, Status: 503}, {N: 2, Status: 200, Replayed: true}}}
+	ds := make([]webhook.Delivery, 2*Copies)
+	ds[0], ds[1] = applied, replayed // event 0: right
+	ds[Copies], ds[Copies+2] = replayed, applied
+	ds[Copies+1] = late // event 1: applied twice
+	got := appliedTwice(ds)
+	if len(got) != 1 || !strings.HasPrefix(got[0], eventID(1)+": copies [1 2]") {
+		t.Errorf("appliedTwice(evt-000 applied once, evt-001 applied by copies 1 and 2) = %q, want one line for evt-001, copies [1 2]", got)
+	}
+}
+
 // eventID is event e's id.
 func eventID(e int) string { return fmt.Sprintf("evt-%03d", e) }
 
@@ -327,13 +385,15 @@ func (b *burst) run() {
 	drained := time.Since(start)
 
 	// Count.
-	var attempts, noAnswer, applied, replayed int
+	var attempts, noAnswer, applied, replayed, busy int
 	for i, d := range deliveries {
 		attempts += len(d.Attempts)
 		for _, a := range d.Attempts {
 			switch {
 			case a.Status == 0:
 				noAnswer++
+			case a.Status == http.StatusServiceUnavailable:
+				busy++
 			case a.OK() && a.Replayed:
 				replayed++
 			case a.OK():
@@ -351,6 +411,9 @@ func (b *burst) run() {
 	}
 	if applied > Events {
 		t.Errorf("%d deliveries answered applied (200, not replayed), more than the %d events", applied, Events)
+	}
+	for _, problem := range appliedTwice(deliveries) {
+		t.Error(problem)
 	}
 	want := map[int64]int64{}
 	for e := range Events + 1 { // the burst's and the extra one
@@ -391,8 +454,8 @@ func (b *burst) run() {
 			t.Errorf("%d jobs left after every worker finished", jobs)
 		}
 	}
-	t.Logf("%d events × %d copies to %d receivers (%s), %d workers, %d kills: %d requests, %d without an answer, %d applied, %d replayed; burst %v, drained %v",
-		Events, Copies, Receivers, b.role, len(b.workers), len(b.kills), attempts, noAnswer, applied, replayed,
+	t.Logf("%d events × %d copies to %d receivers (%s, %s), %d workers, %d kills: %d requests, %d without an answer, %d busy, %d applied, %d replayed; burst %v, drained %v",
+		Events, Copies, Receivers, b.role, b.level, len(b.workers), len(b.kills), attempts, noAnswer, busy, applied, replayed,
 		sent.Round(time.Millisecond), drained.Round(time.Millisecond))
 	t.Logf("and %s to receiver %d alone, which died by SIGKILL after its COMMIT: %v; %d attempts, the last %v",
 		eventID(extra), b.dying, last.Attempts[0], len(last.Attempts), last.Last())
@@ -485,7 +548,7 @@ func (b *burst) start(role string, env ...string) (*process, error) {
 	ready := make(chan string, 1)
 	p := &process{stderr: &lockedBuffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(os.Args[0], "-test.run=^TestChild$", "-test.count=1", "-test.timeout="+Bound.String())
-	p.cmd.Env = append(append(os.Environ(), envRole+"="+role, envDB+"="+b.dbURL), env...)
+	p.cmd.Env = append(append(os.Environ(), envRole+"="+role, envDB+"="+b.dbURL, envLevel+"="+string(b.level)), env...)
 	p.cmd.Stdout = &firstLine{line: ready}
 	p.cmd.Stderr = p.stderr
 	var err error
@@ -499,15 +562,16 @@ func (b *burst) start(role string, env ...string) (*process, error) {
 		p.err = p.cmd.Wait()
 		close(p.exited)
 	}()
-	var line string
+	var said string
 	select {
-	case line = <-ready:
+	case said = <-ready:
 	case <-p.exited:
 		return nil, fmt.Errorf("%s exited before it served: %v\n%s", role, p.err, p.stderr.String())
 	}
+	line, _, _ := strings.Cut(said, "\n")
 	if !strings.HasPrefix(line, fleet.ReadyPrefix) {
 		p.kill()
-		return nil, fmt.Errorf("%s said %q, not %q", role, line, fleet.ReadyPrefix)
+		return nil, fmt.Errorf("%s said %q, not %q:\n%s", role, line, fleet.ReadyPrefix, said)
 	}
 	if role == fleet.RoleWorker {
 		return p, nil
@@ -541,7 +605,9 @@ func (p *process) stop() error {
 	return p.err
 }
 
-// firstLine sends the first line written to it, and swallows the rest.
+// firstLine sends what was written to it by the time a whole line was
+// (the first line, and with it the rest of that write, which holds a
+// failing child's message), and swallows the rest.
 type firstLine struct {
 	buf  []byte
 	line chan<- string
@@ -552,7 +618,7 @@ func (f *firstLine) Write(p []byte) (int, error) {
 	if !f.sent {
 		f.buf = append(f.buf, p...)
 		if i := bytes.IndexByte(f.buf, '\n'); i >= 0 {
-			f.line <- string(f.buf[:i])
+			f.line <- string(f.buf)
 			f.sent = true
 		}
 	}

@@ -44,7 +44,8 @@ const PoolSize = 8
 const ReadyPrefix = "ready"
 
 // Child is the body of one process of the fleet, playing role on the
-// database at dbURL (a postgres:// URL whose tables exist). A receiver
+// database at dbURL (a postgres:// URL whose tables exist), every
+// transaction of its pool at isolation level. A receiver
 // listens on a loopback port of its own choosing and writes
 // "ready <address>" to out once it serves; a worker writes "ready" once
 // its pool has reached the server. Both run until in reaches its end —
@@ -55,8 +56,8 @@ const ReadyPrefix = "ready"
 // A receiver given dieAfter, an event id, kills itself with SIGKILL once
 // it has applied that event and before it answers (see dyingAfterCommit):
 // the one crash the fleet's tests place exactly, not at a request count.
-func Child(role, dbURL, dieAfter string, in io.Reader, out io.Writer) error {
-	db, err := sql.Open("pgx", postgres.DSN(dbURL, lab.ReadCommitted))
+func Child(role, dbURL string, level lab.Isolation, dieAfter string, in io.Reader, out io.Writer) error {
+	db, err := sql.Open("pgx", postgres.DSN(dbURL, level))
 	if err != nil {
 		return err
 	}
@@ -64,8 +65,12 @@ func Child(role, dbURL, dieAfter string, in io.Reader, out io.Writer) error {
 	db.SetMaxOpenConns(PoolSize)
 	db.SetMaxIdleConns(PoolSize)
 	ctx := context.Background()
-	if err := db.PingContext(ctx); err != nil {
+	var got string
+	if err := db.QueryRowContext(ctx, `SHOW default_transaction_isolation`).Scan(&got); err != nil {
 		return err
+	}
+	if got != string(level) {
+		return fmt.Errorf("the server runs transactions at %s, want %s", got, level)
 	}
 	eof := make(chan struct{})
 	go func() {
