@@ -30,6 +30,11 @@ var readmeRequests = map[string]func() *http.Request{
 	"body too large": func() *http.Request {
 		return signed("evt-1", `{"pad":"`+strings.Repeat("x", webhook.DefaultMaxBody)+`"}`, secretA)
 	},
+	"content coding": func() *http.Request {
+		r := signed("evt-1", okBody, secretA)
+		r.Header.Set("Content-Encoding", "gzip")
+		return r
+	},
 	"bad signature":  func() *http.Request { return signed("evt-1", okBody, secretB) },
 	"malformed body": func() *http.Request { return signed("evt-1", `{"account_id":1}`, secretA) },
 }
