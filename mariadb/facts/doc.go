@@ -33,4 +33,13 @@
 //
 //	eval "$(.ci/mariadb-start)"
 //	go test ./mariadb/facts -v
+//
+// One fact needs a Galera cluster: TestGaleraCertification, what a
+// delivery meets when another one commits the same event on another node.
+// It runs when IDEMLAB_GALERA names two or more of the cluster's nodes, as
+// space-separated DSNs; .ci/galera-start starts a three-node cluster on
+// loopback and prints the line that sets it:
+//
+//	eval "$(.ci/galera-start)"
+//	go test ./mariadb/facts -run TestGalera -v
 package facts
