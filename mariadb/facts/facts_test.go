@@ -555,7 +555,7 @@ func (ss *session) outcome(q string, args ...any) string {
 // errors has 1048, 1062, 1264, 1265, 1366 and 1452, and not 4025). The run
 // disagrees with the first page's "all errors": a CHECK constraint's 4025
 // is not converted, on 10.11. (MariaDB changed single-row INSERT IGNORE's
-// foreign-key failure from an error to a warning in MDEV-32439,
+// foreign-key failure from an error to a warning,
 // https://github.com/MariaDB/server/pull/2783; 10.11 gives the warning.)
 func TestInsertIgnore(t *testing.T) {
 	s := need(t)
@@ -753,7 +753,7 @@ func TestLockWaitTimeout(t *testing.T) {
 // key takes FOR KEY SHARE, which an UPDATE that leaves the key alone does
 // not wait for: there, the same interleaving does not deadlock. The run
 // agrees with MySQL's page. (Galera builds take an exclusive lock on the
-// parent instead, MariaDB/server commit cc3bee92b6, "MW-369": not measured
+// parent instead, MariaDB/server commit cc3bee92b6: not measured
 // here.)
 func TestForeignKeyLocksTheAccount(t *testing.T) {
 	s := need(t)
@@ -1059,8 +1059,8 @@ func TestSerializable(t *testing.T) {
 //
 // Docs: 1020 is ER_CHECKREAD, "Record has changed since last read in table
 // '%s'" (https://mariadb.com/kb/en/e1020, whose "Possible Causes" section
-// is empty); that it must roll back the whole transaction is
-// MDEV-35235's fix, "innodb_snapshot_isolation=ON fails to signal
+// is empty); that it must roll back the whole transaction is a fix
+// of MariaDB's, "innodb_snapshot_isolation=ON fails to signal
 // transaction rollback" (https://github.com/MariaDB/server/commit/1cad1dbde6).
 // The kit found no MariaDB page describing the variable itself; the run is
 // the reference.
