@@ -94,13 +94,23 @@ func DatabaseRefusal(r *labtest.Run) {
 	r.Notef("amount rewritten to 0 at the INSERT: CHECK refused it, reported as invalid event")
 }
 
-// zeroAmount returns a rewrite that replaces the argument amount by 0.
+// zeroAmount returns a rewrite that replaces the argument amount by 0. It
+// finds the amount by its value, so it rewrites only an argument it can
+// tell apart: when another argument has the same value (account 1 with
+// amount 1), it cannot know which one is the amount, and rewrites nothing.
 func zeroAmount(amount int64) func(args []driver.NamedValue) {
 	return func(args []driver.NamedValue) {
+		at := -1
 		for i := range args {
 			if args[i].Value == any(amount) {
-				args[i].Value = int64(0)
+				if at >= 0 {
+					return
+				}
+				at = i
 			}
+		}
+		if at >= 0 {
+			args[at].Value = int64(0)
 		}
 	}
 }

@@ -327,6 +327,15 @@ func TestNeutralRewrite(t *testing.T) {
 		t.Errorf("RunCell(DatabaseRefusal, stringamount): the transcript does not mark the rewrite that changed nothing:\n%s", cell.Transcript)
 	}
 	wantMark(t, "RunCell(DatabaseRefusal, trigger)", labtest.RunCell(t, scenarioNamed(t, "DatabaseRefusal"), trigger), report.Pass)
+	// Property and SchemaGuards meet the same handler: Property's refused
+	// row becomes a plain delivery, and SchemaGuards' cases that cannot
+	// rewrite it set aside only themselves, not the cases after them.
+	wantMark(t, "RunCell(Property, stringamount)", labtest.RunCell(t, scenarioNamed(t, "Property"), stringAmount), report.Pass)
+	guards := labtest.RunCell(t, scenarioNamed(t, "SchemaGuards"), stringAmount)
+	wantMark(t, "RunCell(SchemaGuards, stringamount)", guards, report.Pass)
+	if !strings.Contains(guards.Detail, "could not judge") {
+		t.Errorf("RunCell(SchemaGuards, stringamount).Detail = %q, want it to count the cases that could not judge", guards.Detail)
+	}
 }
 
 // TestNeutralStall holds HoldDelivery to the same rule: a delivery that

@@ -490,12 +490,27 @@ func (lm *ledgerMachine) Fault(t *rapid.T) {
 
 // Refused delivers an event whose INSERT a bug between validation and the
 // database hands amount 0 (see DatabaseRefusal): the schema refuses the
-// row, and that must come back as an invalid event.
+// row, and that must come back as an invalid event. A handler whose INSERT
+// the rewrite cannot reach (it binds the amount as another type, or writes
+// the row otherwise) got the event as it was: that is a plain delivery,
+// held to the model as one.
 func (lm *ledgerMachine) Refused(t *rapid.T) {
 	e := lm.fresh(t)
-	lm.db.Inject(labtest.Fault{When: labtest.Before, Op: labtest.OpInsert, Table: "inbox", Rewrite: zeroAmount(e.Amount)})
+	if e.Amount == e.AccountID {
+		// The rewrite finds the amount by its value: here it could hit the
+		// account instead, whatever type the handler binds the amount as.
+		e.Amount++
+	}
+	fault := lm.db.Inject(labtest.Fault{When: labtest.Before, Op: labtest.OpInsert, Table: "inbox", Rewrite: zeroAmount(e.Amount)})
+	want, wantErr := lm.m.expect(e)
 	a := lm.db.Attempt(e)
 	lm.db.Lift()
+	if fault.Fired() == 0 {
+		lm.story.add("deliver %s (its INSERT's amount could not be rewritten to 0: a plain delivery): %v", show(e), a)
+		lm.check(t, a, want, wantErr)
+		lm.m.apply(e)
+		return
+	}
 	lm.story.add("deliver %s with its INSERT's amount rewritten to 0: %v", show(e), a)
 	lm.check(t, a, 0, lab.ErrInvalidEvent)
 }
