@@ -43,8 +43,8 @@ var (
 	// the inbox row).
 	ErrUnknownAccount = errors.New("unknown account")
 	// ErrBusy: the database was locked for longer than the busy timeout, or
-	// the caller's deadline passed, or (PostgreSQL) the transaction lost a
-	// serialization check or a deadlock and was rolled back (see
+	// the caller's deadline passed, or (PostgreSQL, MariaDB) the transaction
+	// lost a serialization check or a deadlock and was rolled back (see
 	// Retryable). Nothing is known about the event: it is neither applied
 	// nor a duplicate. Retry later.
 	ErrBusy = errors.New("busy, retry later")
@@ -94,12 +94,46 @@ type pgError interface {
 	SQLState() string
 }
 
+// MariaDB's error numbers that Classify tells apart
+// (https://mariadb.com/kb/en/mariadb-error-code-reference/). A duplicate
+// key (1062) is not among them: a handler that lets it reach Classify did
+// not handle its conflict, and it is never a duplicate answer.
+const (
+	myCheckRead       = 1020 // ER_CHECKREAD: record changed since last read (innodb_snapshot_isolation); transaction rolled back
+	myBadNull         = 1048 // ER_BAD_NULL_ERROR
+	myLockWaitTimeout = 1205 // ER_LOCK_WAIT_TIMEOUT: only the statement was rolled back
+	myLockDeadlock    = 1213 // ER_LOCK_DEADLOCK: the transaction was rolled back
+	myOutOfRange      = 1264 // ER_WARN_DATA_OUT_OF_RANGE
+	myDataTruncated   = 1265 // WARN_DATA_TRUNCATED, an error under a strict sql_mode
+	myTruncatedValue  = 1366 // ER_TRUNCATED_WRONG_VALUE_FOR_FIELD
+	myDataTooLong     = 1406 // ER_DATA_TOO_LONG
+	myNoReferencedRow = 1452 // ER_NO_REFERENCED_ROW_2: a foreign key refused the row
+	myConstraintFail  = 4025 // ER_CONSTRAINT_FAILED: a CHECK refused the row
+)
+
+// mariadbError is what the lab needs of a MariaDB error: its error number.
+// The driver's *mysql.MySQLError has it as a field, not a method, so
+// package mariadb wraps it (mariadb.Wrap) in a type with this method; like
+// sqliteError, an interface keeps this package free of the driver.
+type mariadbError interface {
+	error
+	MySQLNumber() uint16
+}
+
 // Retryable reports whether err is a PostgreSQL serialization failure
-// (40001) or deadlock (40P01): the transaction was rolled back only because
-// another one ran at the same time, and running it again from BEGIN is the
-// prescribed answer. Such an error says nothing about the event: never a
-// duplicate, never applied.
+// (40001) or deadlock (40P01), or a MariaDB deadlock (1213) or "record has
+// changed since last read" (1020): the transaction was rolled back only
+// because another one ran at the same time, and running it again from
+// BEGIN is the prescribed answer. Such an error says nothing about the
+// event: never a duplicate, never applied. A MariaDB lock wait timeout
+// (1205) is not retryable: it rolled back only its statement, and the
+// transaction must be rolled back before anything is tried again.
 func Retryable(err error) bool {
+	var me mariadbError
+	if errors.As(err, &me) {
+		n := me.MySQLNumber()
+		return n == myLockDeadlock || n == myCheckRead
+	}
 	var pe pgError
 	if !errors.As(err, &pe) {
 		return false
@@ -121,6 +155,18 @@ func Classify(err error) error {
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return fmt.Errorf("%w: %w", ErrBusy, err)
+	}
+	var me mariadbError
+	if errors.As(err, &me) {
+		switch me.MySQLNumber() {
+		case myLockDeadlock, myCheckRead, myLockWaitTimeout:
+			return fmt.Errorf("%w: %w", ErrBusy, err)
+		case myNoReferencedRow:
+			return fmt.Errorf("%w: %w", ErrUnknownAccount, err)
+		case myBadNull, myConstraintFail, myDataTooLong, myOutOfRange, myDataTruncated, myTruncatedValue:
+			return fmt.Errorf("%w: refused by the schema: %w", ErrInvalidEvent, err)
+		}
+		return err
 	}
 	var pe pgError
 	if errors.As(err, &pe) {

@@ -45,6 +45,9 @@ type Variant struct {
 	// its schema. Its package doc says which, and why (TestRegistry checks
 	// that it says something).
 	Postgres *Postgres
+	// MariaDB describes the variant on MariaDB (InnoDB), or is nil when it
+	// has no row in the MariaDB matrices, for the same reasons as Postgres.
+	MariaDB *MariaDB
 }
 
 // Postgres is what a variant needs to run on PostgreSQL: its schema in
@@ -63,6 +66,23 @@ type Postgres struct {
 	DSN func(server string, level Isolation) string
 	// New returns the handler over an opened database; nil means the
 	// variant's New serves PostgreSQL too.
+	New func(db *sql.DB) Processor
+}
+
+// MariaDB is what a variant needs to run on MariaDB (InnoDB): its schema
+// in MariaDB's dialect, its connection settings, and its handler, since
+// the SQLite and PostgreSQL handlers' $1 placeholders are not MariaDB's.
+type MariaDB struct {
+	// Schema creates the tables accounts and inbox, unqualified, one
+	// statement per element: the driver runs one statement per call.
+	Schema []string
+	// DSN returns the connection string (a go-sql-driver/mysql DSN) for the
+	// lab's database at server, with the variant's connection settings:
+	// the isolation level as the session's tx_isolation, the lock wait and
+	// statement timeouts.
+	DSN func(server string, level Isolation) string
+	// New returns the handler over an opened database; nil means the
+	// variant's New serves MariaDB too.
 	New func(db *sql.DB) Processor
 }
 
