@@ -4,6 +4,7 @@ import (
 	"database/sql"
 
 	"idemlab/lab"
+	"idemlab/mariadb"
 	"idemlab/postgres"
 )
 
@@ -18,5 +19,10 @@ var Variant = lab.Variant{
 		Schema: PostgresSchema,
 		DSN:    postgres.DSN,
 		New:    func(db *sql.DB) lab.Processor { return postgres.Retry(New(db)) },
+	},
+	MariaDB: &lab.MariaDB{
+		Schema: MariaDBSchema,
+		DSN:    mariadb.DSN,
+		New:    func(db *sql.DB) lab.Processor { return mariadb.Retry(NewMariaDB(db)) },
 	},
 }
