@@ -24,9 +24,17 @@ import (
 //   - errors go through mariadb.Wrap before lab.Classify, which reads the
 //     server's error number from it.
 //
-// Run it under mariadb.Retry (Variant does): the inbox row's foreign key
+// Run it under mariadb.Retry (MariaDB does): the inbox row's foreign key
 // share-locks the account, so two deliveries of different events for one
 // account deadlock on their credits, and InnoDB rolls one back (1213).
+
+// MariaDB describes the handler on MariaDB to the lab: MariaDBSchema,
+// mariadb.DSN, and MariaDBHandler under mariadb.Retry.
+var MariaDB = &lab.MariaDB{
+	Schema: MariaDBSchema,
+	DSN:    mariadb.DSN,
+	New:    func(db *sql.DB) lab.Processor { return mariadb.Retry(NewMariaDB(db)) },
+}
 
 // MariaDBSchema is Schema in MariaDB's dialect, one statement each:
 // BIGINT for INTEGER, VARCHAR(128) for TEXT (a key needs a length),

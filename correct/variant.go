@@ -4,7 +4,6 @@ import (
 	"database/sql"
 
 	"idemlab/lab"
-	"idemlab/mariadb"
 	"idemlab/postgres"
 )
 
@@ -20,9 +19,5 @@ var Variant = lab.Variant{
 		DSN:    postgres.DSN,
 		New:    func(db *sql.DB) lab.Processor { return postgres.Retry(New(db)) },
 	},
-	MariaDB: &lab.MariaDB{
-		Schema: MariaDBSchema,
-		DSN:    mariadb.DSN,
-		New:    func(db *sql.DB) lab.Processor { return mariadb.Retry(NewMariaDB(db)) },
-	},
+	MariaDB: MariaDB,
 }
