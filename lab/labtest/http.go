@@ -46,7 +46,7 @@ func (p sessionProcessor) Process(ctx context.Context, e lab.Event) (lab.Outcome
 // RunSessions runs each body on a session of its own, all at once, and
 // steps the sessions' statements round robin, as Concurrently does with
 // events. A body delivers through HTTP: its context names its session, and
-// a client whose transport is SessionTransport carries the name to a server
+// a client whose transport is sessionTransport carries the name to a server
 // whose handler is wrapped in SessionHandler, so that the handler's
 // statements are the session's and the scheduler orders them. A body that
 // waits between attempts (a sender's retry delay) counts as waiting until
@@ -86,9 +86,9 @@ func (db *DB) RunSessions(bodies ...func(ctx context.Context)) []Answer {
 // the lab only.
 const sessionHeader = "Idemlab-Session"
 
-// SessionTransport wraps base (nil: a Network's transport must be given) so
+// sessionTransport wraps base (nil: a Network's transport must be given) so
 // that each request names the session of its context.
-func SessionTransport(base http.RoundTripper) http.RoundTripper {
+func sessionTransport(base http.RoundTripper) http.RoundTripper {
 	return roundTripper(func(req *http.Request) (*http.Response, error) {
 		if s := SessionOf(req.Context()); s != "" {
 			req = req.Clone(req.Context())
@@ -152,9 +152,9 @@ func (n *Network) LoseResponses(k int) {
 }
 
 // Client returns a client of the network. Its transport carries sessions
-// (SessionTransport).
+// (sessionTransport).
 func (n *Network) Client() *http.Client {
-	return &http.Client{Transport: SessionTransport(&http.Transport{
+	return &http.Client{Transport: sessionTransport(&http.Transport{
 		DialContext: n.DialContext,
 		Proxy:       nil,
 	})}

@@ -55,7 +55,7 @@ import (
 const EnvPostgres = "IDEMLAB_PG"
 
 // Server is the PostgreSQL database the lab works in: created by
-// ConnectPostgres for this test process, dropped by Close.
+// connectPostgres for this test process, dropped by Close.
 type Server struct {
 	admin   *sql.DB // the server's maintenance database: CREATE and DROP DATABASE
 	control *sql.DB // the lab's database, unhooked: schemas, seeds, the waiting check
@@ -64,10 +64,10 @@ type Server struct {
 	schemas atomic.Int64
 }
 
-// ConnectPostgres connects to the server that IDEMLAB_PG names and creates
+// connectPostgres connects to the server that IDEMLAB_PG names and creates
 // a database for this process. It returns nil and the reason when the
 // variable is not set.
-func ConnectPostgres() (*Server, string, error) {
+func connectPostgres() (*Server, string, error) {
 	dsn := os.Getenv(EnvPostgres)
 	if dsn == "" {
 		return nil, EnvPostgres + " is not set: set it to a PostgreSQL connection string (e.g. postgres:///postgres?host=/var/run/postgresql) to run the PostgreSQL suite", nil
@@ -101,13 +101,13 @@ func ConnectPostgres() (*Server, string, error) {
 	return &Server{admin: admin, control: control, url: u, name: name}, "", nil
 }
 
-// NeedPostgres is ConnectPostgres for a test: it skips the test with the
+// NeedPostgres is connectPostgres for a test: it skips the test with the
 // one line that says how to run it when IDEMLAB_PG is not set, fails it
 // when the server cannot be reached, and drops the test's database when
 // the test ends.
 func NeedPostgres(tb testing.TB) *Server {
 	tb.Helper()
-	srv, why, err := ConnectPostgres()
+	srv, why, err := connectPostgres()
 	if err != nil {
 		tb.Fatal(err)
 	}
