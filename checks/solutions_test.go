@@ -60,23 +60,24 @@ func TestSolutionMemory(t *testing.T) {
 }
 
 // The newvariant solution's scenario: the handler of solutions/newvariant
-// folds event ids to lower case, and evt-A and evt-a are two events.
-var caseSensitiveIDs = labtest.Scenario{
-	Name:  "CaseSensitiveIDs",
-	Short: "Case",
-	Shows: "evt-A and evt-a are two events: both apply",
+// writes an id that is a number one way, and 0042 and 42 are two events.
+var numericIDs = labtest.Scenario{
+	Name:  "NumericIDs",
+	Short: "Num",
+	Shows: "0042 and 42 are two events: both apply, and each repeat is its own duplicate",
 	Run: func(r *labtest.Run) {
 		db := r.Open()
-		upper := lab.Event{Source: "provider-a", EventID: "evt-A", AccountID: 1, Amount: 500}
-		lower := upper
-		lower.EventID = "evt-a"
-		r.WantOutcome(db.Deliver(upper), lab.Applied)
-		r.WantOutcome(db.Deliver(lower), lab.Applied)
-		r.WantBalance(db, 1, 1000)
+		padded := lab.Event{Source: "provider-a", EventID: "0042", AccountID: 1, Amount: 500}
+		plain := padded
+		plain.EventID, plain.Amount = "42", 700
+		r.WantOutcome(db.Deliver(padded), lab.Applied)
+		r.WantOutcome(db.Deliver(plain), lab.Applied)
+		r.WantOutcome(db.Deliver(padded), lab.Duplicate)
+		r.WantBalance(db, 1, 1200)
 	},
 }
 
 func TestSolutionNewVariant(t *testing.T) {
 	t.Parallel()
-	checks.Verify(t, checks.NewVariant, checks.NewVariantWork{Variant: newvariantsolution.Variant, Scenario: caseSensitiveIDs})
+	checks.Verify(t, checks.NewVariant, checks.NewVariantWork{Variant: newvariantsolution.Variant, Scenario: numericIDs})
 }

@@ -3,6 +3,7 @@ package newvariant
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 
 	"idemlab/lab"
@@ -38,7 +39,7 @@ func (h *Handler) Process(ctx context.Context, e lab.Event) (lab.Outcome, error)
 		ON CONFLICT (source, event_id) DO NOTHING`,
 		e.Source, e.EventID, e.AccountID, e.Amount)
 	if err != nil {
-		return 0, lab.Classify(err)
+		return 0, classify(ctx, err)
 	}
 	inserted, err := res.RowsAffected()
 	if err != nil {
@@ -56,7 +57,7 @@ func (h *Handler) Process(ctx context.Context, e lab.Event) (lab.Outcome, error)
 			SELECT account_id, amount FROM inbox
 			WHERE source = $1 AND event_id = $2`,
 			e.Source, e.EventID).Scan(&account, &amount); err != nil {
-			return 0, lab.Classify(err)
+			return 0, classify(ctx, err)
 		}
 		if account != e.AccountID || amount != e.Amount {
 			return 0, fmt.Errorf("%w: %s was applied with account=%d amount=%d, this delivery has account=%d amount=%d",
@@ -84,7 +85,7 @@ func credit(ctx context.Context, db interface {
 		UPDATE accounts SET balance = balance + $1 WHERE id = $2`,
 		e.Amount, e.AccountID)
 	if err != nil {
-		return lab.Classify(err)
+		return classify(ctx, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return fmt.Errorf("%w: crediting account %d changed no row", lab.ErrUnknownAccount, e.AccountID)
@@ -92,17 +93,21 @@ func credit(ctx context.Context, db interface {
 	return nil
 }
 
-// commit commits tx. A caller who gave up first leaves database/sql to roll
-// the transaction back on its own, and Commit may then report only that
-// the transaction is already done (sql.ErrTxDone), which would read as
-// "other error". The caller's context says what happened: the answer is
-// busy, and nothing was committed.
+// commit commits tx and classifies its error as classify does.
 func commit(ctx context.Context, tx *sql.Tx) error {
-	if err := tx.Commit(); err != nil {
-		if ctx.Err() != nil {
-			err = fmt.Errorf("%w: %w", ctx.Err(), err)
-		}
-		return lab.Classify(err)
+	return classify(ctx, tx.Commit())
+}
+
+// classify is lab.Classify for the error of a statement run with ctx. A
+// caller who gave up leaves database/sql to roll the transaction back on a
+// goroutine of its own: a statement that loses the race with that rollback,
+// COMMIT included, reports only that the transaction is already done
+// (sql.ErrTxDone), and pgx answers driver.ErrBadConn for a statement it did
+// not send because its context was done. Either would read as "other
+// error". The caller's context says what happened: the answer is busy.
+func classify(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		err = fmt.Errorf("%w: %w", ctx.Err(), err)
 	}
-	return nil
+	return lab.Classify(err)
 }

@@ -3,8 +3,9 @@ package newvariant
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
-	"strings"
+	"strconv"
 
 	"idemlab/lab"
 )
@@ -26,7 +27,11 @@ func (h *Handler) Process(ctx context.Context, e lab.Event) (lab.Outcome, error)
 	if err := e.Validate(); err != nil {
 		return 0, err
 	}
-	e.EventID = strings.ToLower(e.EventID) // the mistake: ids are case-sensitive
+	// The mistake: ids that are numbers are written one way, so "007" and
+	// "7" are one event.
+	if n, err := strconv.ParseUint(e.EventID, 10, 64); err == nil {
+		e.EventID = strconv.FormatUint(n, 10)
+	}
 
 	tx, err := h.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE, from the DSN
 	if err != nil {
@@ -40,7 +45,7 @@ func (h *Handler) Process(ctx context.Context, e lab.Event) (lab.Outcome, error)
 		ON CONFLICT (source, event_id) DO NOTHING`,
 		e.Source, e.EventID, e.AccountID, e.Amount)
 	if err != nil {
-		return 0, lab.Classify(err)
+		return 0, classify(ctx, err)
 	}
 	inserted, err := res.RowsAffected()
 	if err != nil {
@@ -58,7 +63,7 @@ func (h *Handler) Process(ctx context.Context, e lab.Event) (lab.Outcome, error)
 			SELECT account_id, amount FROM inbox
 			WHERE source = $1 AND event_id = $2`,
 			e.Source, e.EventID).Scan(&account, &amount); err != nil {
-			return 0, lab.Classify(err)
+			return 0, classify(ctx, err)
 		}
 		if account != e.AccountID || amount != e.Amount {
 			return 0, fmt.Errorf("%w: %s was applied with account=%d amount=%d, this delivery has account=%d amount=%d",
@@ -86,7 +91,7 @@ func credit(ctx context.Context, db interface {
 		UPDATE accounts SET balance = balance + $1 WHERE id = $2`,
 		e.Amount, e.AccountID)
 	if err != nil {
-		return lab.Classify(err)
+		return classify(ctx, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return fmt.Errorf("%w: crediting account %d changed no row", lab.ErrUnknownAccount, e.AccountID)
@@ -94,17 +99,21 @@ func credit(ctx context.Context, db interface {
 	return nil
 }
 
-// commit commits tx. A caller who gave up first leaves database/sql to roll
-// the transaction back on its own, and Commit may then report only that
-// the transaction is already done (sql.ErrTxDone), which would read as
-// "other error". The caller's context says what happened: the answer is
-// busy, and nothing was committed.
+// commit commits tx and classifies its error as classify does.
 func commit(ctx context.Context, tx *sql.Tx) error {
-	if err := tx.Commit(); err != nil {
-		if ctx.Err() != nil {
-			err = fmt.Errorf("%w: %w", ctx.Err(), err)
-		}
-		return lab.Classify(err)
+	return classify(ctx, tx.Commit())
+}
+
+// classify is lab.Classify for the error of a statement run with ctx. A
+// caller who gave up leaves database/sql to roll the transaction back on a
+// goroutine of its own: a statement that loses the race with that rollback,
+// COMMIT included, reports only that the transaction is already done
+// (sql.ErrTxDone), and pgx answers driver.ErrBadConn for a statement it did
+// not send because its context was done. Either would read as "other
+// error". The caller's context says what happened: the answer is busy.
+func classify(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		err = fmt.Errorf("%w: %w", ctx.Err(), err)
 	}
-	return nil
+	return lab.Classify(err)
 }

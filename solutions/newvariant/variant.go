@@ -9,7 +9,7 @@ import (
 // Variant is the naive variant.
 var Variant = lab.Variant{
 	Name:    "solutions/newvariant",
-	Mistake: "event ids folded to lower case",
+	Mistake: "numeric event ids written one way: 007 and 7 are one event",
 	Schema:  Schema,
 	DSN:     DSN,
 	New:     func(db *sql.DB) lab.Processor { return New(db) },
