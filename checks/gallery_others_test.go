@@ -8,9 +8,6 @@ import (
 
 	"idemlab/checks"
 	"idemlab/exercises/retention"
-	"idemlab/lab/labtest"
-	"idemlab/naive/idonly"
-	"idemlab/scenarios"
 	retentionsolution "idemlab/solutions/retention"
 )
 
@@ -39,46 +36,6 @@ func TestGalleryMemory(t *testing.T) {
 		t.Run("memory/"+w.name, func(t *testing.T) {
 			t.Parallel()
 			reject(t, checks.Memory, w.dsn, w.by)
-		})
-	}
-}
-
-// Exercise 11: a new mistake and the scenario that catches it.
-var (
-	lowerCaseIDs = ledger{}.variant("gallery/newvariant/correct-copy")
-	mine         = labtest.Scenario{Name: "Mine", Shows: "(nothing)", Run: func(r *labtest.Run) { r.Open() }}
-	wantsTwo     = labtest.Scenario{Name: "Mine", Shows: "one payment under two ids credits once", Run: scenarioOf("BusinessKey")}
-)
-
-func scenarioOf(name string) func(r *labtest.Run) {
-	for _, sc := range scenarios.All {
-		if sc.Name == name {
-			return sc.Run
-		}
-	}
-	panic("no scenario " + name)
-}
-
-var newvariantFixes = []struct {
-	name string
-	work checks.NewVariantWork
-	by   []string
-}{
-	// The starting point's scenario, with a mistake made.
-	{"scenario-asserts-nothing", checks.NewVariantWork{Variant: idonly.Variant, Scenario: mine}, []string{"Catches"}},
-	// A mistake the kit already has (idonly), caught by a copy of its scenario.
-	{"an-old-mistake", checks.NewVariantWork{Variant: idonly.Variant, Scenario: labtest.Scenario{Name: "Mine", Run: scenarioOf("PayloadConflict")}}, []string{"New"}},
-	// A scenario that asks for more than the pattern gives: it fails on correct/ too.
-	{"asks-too-much", checks.NewVariantWork{Variant: lowerCaseIDs, Scenario: wantsTwo}, []string{"Fair"}},
-	// No mistake at all: the variant is correct/, so nothing can catch it.
-	{"no-mistake", checks.NewVariantWork{Variant: lowerCaseIDs, Scenario: labtest.Scenario{Name: "Mine", Run: scenarioOf("Duplicate")}}, []string{"Catches"}},
-}
-
-func TestGalleryNewVariant(t *testing.T) {
-	for _, w := range newvariantFixes {
-		t.Run("newvariant/"+w.name, func(t *testing.T) {
-			t.Parallel()
-			reject(t, checks.NewVariant, w.work, w.by)
 		})
 	}
 }

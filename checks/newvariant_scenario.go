@@ -5,7 +5,10 @@ import "idemlab/lab/labtest"
 // MyScenario is the story that catches the mistake of your variant
 // (exercises/newvariant), the second half of the newvariant exercise. Use
 // the lab as the scenarios in ../scenarios do: r.Open, db.Deliver,
-// r.WantOutcome, r.WantBalance…
+// r.WantOutcome, r.WantBalance… Judge what the handler answers and what
+// the database holds, never the transcript: the check runs the story on
+// handlers that do what correct/ does with other SQL, and wants a failure
+// on your variant that the story reports itself.
 var MyScenario = labtest.Scenario{
 	Name:  "Mine",
 	Short: "Mine",

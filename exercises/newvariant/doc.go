@@ -6,7 +6,9 @@
 // copies of correct/'s), and its scenario, MyScenario in
 // checks/newvariant_scenario.go, asserts nothing. Put one mistake into the
 // handler, and make MyScenario tell the story that exposes it: the check
-// wants MyScenario to hold on correct/ and to fail on Variant.
+// wants MyScenario to hold on correct/ and on every handler that does what
+// correct/ does, to fail on Variant by an expectation of its own, and no
+// column of the matrix to tell Variant from correct/ (EXERCISES.md, 11).
 //
 //	go test ./checks -exercise=newvariant
 package newvariant

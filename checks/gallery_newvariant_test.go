@@ -1,0 +1,326 @@
+package checks_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"idemlab/checks"
+	"idemlab/correct"
+	"idemlab/equivalent/poolping"
+	"idemlab/equivalent/untargeted"
+	"idemlab/lab"
+	"idemlab/lab/labtest"
+	"idemlab/naive/busyasduplicate"
+	"idemlab/naive/idonly"
+	"idemlab/naive/sourceless"
+	"idemlab/scenarios"
+	newvariantsolution "idemlab/solutions/newvariant"
+)
+
+// Exercise 11: a new mistake and the scenario that catches it. Each wrong
+// fix is a variant and a scenario; the story says what the student
+// believed.
+var newvariantFixes = []struct {
+	name, story string
+	work        checks.NewVariantWork
+	by          []string
+}{
+	// The starting point's scenario, with a mistake made.
+	{"scenario-asserts-nothing", "the mistake made, the scenario left as it was",
+		checks.NewVariantWork{Variant: idonly.Variant, Scenario: mine}, []string{"Catches"}},
+	{"an-old-mistake", "a mistake the kit already has (idonly), caught by a copy of its scenario",
+		checks.NewVariantWork{Variant: idonly.Variant, Scenario: labtest.Scenario{Name: "Mine", Run: scenarioOf("PayloadConflict")}}, []string{"New"}},
+	{"asks-too-much", "a scenario that asks for more than the pattern gives: it fails on correct/ too",
+		checks.NewVariantWork{Variant: trimmedIDs, Scenario: labtest.Scenario{Name: "Mine", Run: scenarioOf("BusinessKey")}}, []string{"Fair"}},
+	{"no-mistake", "no mistake at all: the variant is correct/, so nothing can catch it",
+		checks.NewVariantWork{Variant: correctCopy, Scenario: labtest.Scenario{Name: "Mine", Run: scenarioOf("Duplicate")}}, []string{"Catches"}},
+
+	// Found by students who had not read the check (ROUND0.md).
+	{"scenario-does-not-catch", `ids trimmed of spaces; the scenario delivers "evt-1 " twice and wants applied, ` +
+		`duplicate and 700, which the variant gives too: only the lab's invariant (the inbox holds no row for "evt-1 ") fails it`,
+		checks.NewVariantWork{Variant: trimmedIDs, Scenario: paddedTwice}, []string{"Asserts"}},
+	{"scenario-asserts-nothing-of-its-own", `ids trimmed of spaces; the scenario delivers "evt-1 " once and asserts nothing: ` +
+		`only the lab's invariant fails it`,
+		checks.NewVariantWork{Variant: trimmedIDs, Scenario: paddedOnce}, []string{"Asserts"}},
+	{"busy-duplicate-scenario-misses", "a busy BEGIN answered duplicate; the scenario repeats an event one delivery after the other, " +
+		"so nothing is ever busy",
+		checks.NewVariantWork{Variant: busyasduplicate.Variant, Scenario: repeatOnce}, []string{"Catches"}},
+	{"scenario-unfair", `ids trimmed of spaces; the scenario wants the variant's answer ("evt-1 " is a repeat of evt-1), ` +
+		"which correct/ does not give",
+		checks.NewVariantWork{Variant: trimmedIDs, Scenario: paddedIsRepeat}, []string{"Fair"}},
+	{"known-mistake-sourceless", "the key forgets the source, which the matrix's SourceScope already catches",
+		checks.NewVariantWork{Variant: sourceless.Variant, Scenario: twoProviders}, []string{"New"}},
+
+	// Wrong fixes of our own.
+	{"text-of-an-equivalent", "the conflict target dropped, taken for a mistake, and a scenario that wants it in the SQL: " +
+		"the variant is equivalent/untargeted, which does what correct/ does",
+		checks.NewVariantWork{Variant: untargeted.Variant, Scenario: wantsConflictTarget}, []string{"Behaviour"}},
+	{"counts-statements", "a SELECT 1 on the pool before each delivery, taken for a mistake (a wasted round trip), and a " +
+		"scenario that counts the statements of a delivery: a handler that reads first runs one more, and is correct",
+		checks.NewVariantWork{Variant: poolping.Variant, Scenario: fourStatements}, []string{"Fair"}},
+	{"rollback-journal-only", "numeric ids written one way, caught, and a second story that wants a reader to make COMMIT " +
+		"busy: in WAL mode, which is correct too, a reader never blocks COMMIT",
+		checks.NewVariantWork{Variant: newvariantsolution.Variant, Scenario: readerBlocksCommit}, []string{"Fair"}},
+	{"a-limit-tells-it", "a failed COMMIT looked up on the pool (found: applied), caught by a scenario that wants the error " +
+		"correct/ gives; but the matrix's SideEffect, a limit, already tells the variant from correct/: " +
+		"it e-mails the one receipt correct/ never sends",
+		checks.NewVariantWork{Variant: commitLookupVariant, Scenario: lostCommitIsAnError}, []string{"New"}},
+}
+
+func TestGalleryNewVariant(t *testing.T) {
+	for _, w := range newvariantFixes {
+		t.Run("newvariant/"+w.name, func(t *testing.T) {
+			t.Parallel()
+			reject(t, checks.NewVariant, w.work, w.by)
+		})
+	}
+}
+
+var (
+	correctCopy = ledger{}.variant("gallery/newvariant/correct-copy")
+	mine        = labtest.Scenario{Name: "Mine", Shows: "(nothing)", Run: func(r *labtest.Run) { r.Open() }}
+	// trimmedIDs is correct/ that trims an event id of spaces before it
+	// stores or looks it up: "evt-1 " is taken for evt-1.
+	trimmedIDs = rewriteIDs("gallery/newvariant/trimmed-ids", "event ids trimmed of surrounding spaces", strings.TrimSpace)
+)
+
+func scenarioOf(name string) func(r *labtest.Run) {
+	for _, sc := range scenarios.All {
+		if sc.Name == name {
+			return sc.Run
+		}
+	}
+	panic("no scenario " + name)
+}
+
+// rewriteIDs is correct/ with the event id rewritten by f before anything
+// else: the mistake of a handler that normalises ids.
+func rewriteIDs(name, mistake string, f func(string) string) lab.Variant {
+	return lab.Variant{Name: name, Mistake: mistake, Schema: correct.Schema, DSN: correct.DSN,
+		New: func(db *sql.DB) lab.Processor { return idRewriter{correct.New(db), f} }}
+}
+
+type idRewriter struct {
+	inner lab.Processor
+	f     func(string) string
+}
+
+func (h idRewriter) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) {
+	e.EventID = h.f(e.EventID)
+	return h.inner.Process(ctx, e)
+}
+
+var (
+	plainEvt  = lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 500}
+	paddedEvt = lab.Event{Source: "provider-a", EventID: "evt-1 ", AccountID: 1, Amount: 700}
+
+	paddedTwice = labtest.Scenario{Name: "PaddedID", Shows: "an id with a trailing space applies once, and its repeat is a duplicate",
+		Run: func(r *labtest.Run) {
+			db := r.Open()
+			r.WantOutcome(db.Deliver(paddedEvt), lab.Applied)
+			r.WantOutcome(db.Deliver(paddedEvt), lab.Duplicate)
+			r.WantBalance(db, 1, 700)
+		}}
+	paddedOnce = labtest.Scenario{Name: "PaddedID", Shows: "an id with a trailing space can be delivered",
+		Run: func(r *labtest.Run) {
+			db := r.Open()
+			db.Deliver(paddedEvt)
+		}}
+	paddedIsRepeat = labtest.Scenario{Name: "PaddedID", Shows: `"evt-1 " is evt-1 with padding: a repeat, credited once`,
+		Run: func(r *labtest.Run) {
+			db := r.Open()
+			padded := paddedEvt
+			padded.Amount = plainEvt.Amount
+			r.WantOutcome(db.Deliver(plainEvt), lab.Applied)
+			r.WantOutcome(db.Deliver(padded), lab.Duplicate)
+			r.WantBalance(db, 1, 500)
+		}}
+	repeatOnce = labtest.Scenario{Name: "BusyNotDuplicate", Shows: "a delivery that cannot get the lock is never answered duplicate",
+		Run: func(r *labtest.Run) {
+			db := r.Open()
+			r.WantOutcome(db.Deliver(plainEvt), lab.Applied)
+			r.WantOutcome(db.Deliver(plainEvt), lab.Duplicate)
+			r.WantBalance(db, 1, 500)
+		}}
+	twoProviders = labtest.Scenario{Name: "TwoProviders", Shows: "evt-1 from two providers is two events: both credit",
+		Run: func(r *labtest.Run) {
+			db := r.Open()
+			other := plainEvt
+			other.Source = "provider-b"
+			r.WantOutcome(db.Deliver(plainEvt), lab.Applied)
+			r.WantOutcome(db.Deliver(other), lab.Applied)
+			r.WantBalance(db, 1, 1000)
+		}}
+	wantsConflictTarget = labtest.Scenario{Name: "ConflictTarget", Shows: "the INSERT names the key it conflicts on",
+		Run: func(r *labtest.Run) {
+			db := r.Open()
+			r.WantOutcome(db.Deliver(plainEvt), lab.Applied)
+			if !strings.Contains(r.Transcript.String(), "ON CONFLICT (source, event_id)") {
+				r.Errorf("the INSERT has no ON CONFLICT (source, event_id)")
+			}
+		}}
+	fourStatements = labtest.Scenario{Name: "NoWaste", Shows: "a delivery runs four statements: BEGIN, INSERT, UPDATE, COMMIT",
+		Run: func(r *labtest.Run) {
+			db := r.Open()
+			a := db.Deliver(plainEvt)
+			r.WantOutcome(a, lab.Applied)
+			if n := db.Steps(a.Session); n != 4 {
+				r.Errorf("Steps(%s) = %d, want 4", a.Session, n)
+			}
+		}}
+	readerBlocksCommit = labtest.Scenario{Name: "NumericIDs", Shows: "0042 and 42 are two events; a reader makes COMMIT busy",
+		Run: func(r *labtest.Run) {
+			db := r.Open()
+			padded := lab.Event{Source: "provider-a", EventID: "0042", AccountID: 1, Amount: 500}
+			plain := padded
+			plain.EventID, plain.Amount = "42", 700
+			r.WantOutcome(db.Deliver(padded), lab.Applied)
+			r.WantOutcome(db.Deliver(plain), lab.Applied)
+			release := db.HoldReadLock()
+			r.WantError(db.Deliver(lab.Event{Source: "provider-a", EventID: "43", AccountID: 1, Amount: 1}), lab.ErrBusy)
+			release()
+		}}
+	lostCommitIsAnError = labtest.Scenario{Name: "LostCommit", Shows: "a COMMIT whose answer is lost is an error, and the retry a duplicate",
+		Run: func(r *labtest.Run) {
+			db := r.Open()
+			db.Inject(labtest.Fault{When: labtest.After, Op: labtest.OpCommit})
+			r.WantError(db.Attempt(plainEvt), labtest.ErrInjected)
+			db.Lift()
+			r.WantOutcome(db.Deliver(plainEvt), lab.Duplicate)
+		}}
+)
+
+// commitLookupVariant is correct/ that, when its COMMIT fails, looks the
+// event up on the pool and answers applied if its row is there.
+var commitLookupVariant = lab.Variant{Name: "gallery/newvariant/commit-lookup", Mistake: "a failed COMMIT looked up: the row there means applied",
+	Schema: correct.Schema, DSN: correct.DSN, New: func(db *sql.DB) lab.Processor { return commitLookup{db} }}
+
+type commitLookup struct{ db *sql.DB }
+
+func (h commitLookup) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) {
+	if err := e.Validate(); err != nil {
+		return 0, err
+	}
+	classify := func(err error) error {
+		if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			err = fmt.Errorf("%w: %w", ctx.Err(), err)
+		}
+		return lab.Classify(err)
+	}
+	tx, err := h.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, lab.Classify(err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `INSERT INTO inbox (source, event_id, account_id, amount) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (source, event_id) DO NOTHING`, e.Source, e.EventID, e.AccountID, e.Amount)
+	if err != nil {
+		return 0, classify(err)
+	}
+	inserted, err := res.RowsAffected()
+	if err != nil {
+		return 0, err
+	}
+	outcome := lab.Applied
+	if inserted == 1 {
+		res, err := tx.ExecContext(ctx, `UPDATE accounts SET balance = balance + $1 WHERE id = $2`, e.Amount, e.AccountID)
+		if err != nil {
+			return 0, classify(err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return 0, fmt.Errorf("%w: crediting account %d changed no row", lab.ErrUnknownAccount, e.AccountID)
+		}
+	} else {
+		var account, amount int64
+		if err := tx.QueryRowContext(ctx, `SELECT account_id, amount FROM inbox WHERE source = $1 AND event_id = $2`,
+			e.Source, e.EventID).Scan(&account, &amount); err != nil {
+			return 0, classify(err)
+		}
+		if account != e.AccountID || amount != e.Amount {
+			return 0, fmt.Errorf("%w: %s", lab.ErrPayloadConflict, e.Key())
+		}
+		outcome = lab.Duplicate
+	}
+	if err := tx.Commit(); err != nil {
+		var n int
+		if outcome == lab.Applied && h.db.QueryRowContext(ctx, `SELECT count(*) FROM inbox
+			WHERE source = $1 AND event_id = $2 AND account_id = $3 AND amount = $4`,
+			e.Source, e.EventID, e.AccountID, e.Amount).Scan(&n) == nil && n == 1 {
+			return lab.Applied, nil // the mistake: the row may be another delivery's
+		}
+		return 0, classify(err)
+	}
+	return outcome, nil
+}
+
+// TestEquivalentsAreThePackages requires checks.Equivalents to hold every
+// package of ../equivalent, once: a handler left out would never be asked
+// whether a student's scenario holds on it.
+func TestEquivalentsAreThePackages(t *testing.T) {
+	dirs, err := os.ReadDir("../equivalent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got []string
+	for _, d := range dirs {
+		if d.IsDir() {
+			want = append(want, "equivalent/"+d.Name())
+		}
+	}
+	for _, v := range checks.Equivalents {
+		got = append(got, v.Name)
+	}
+	if slices.Sort(got); !slices.Equal(got, want) {
+		t.Errorf("checks.Equivalents = %v, want the packages of ../equivalent, %v", got, want)
+	}
+}
+
+// TestRewordedHoldsTheMatrix runs every column of the matrix on
+// checks.Reworded: it must give correct/'s verdict everywhere, or it is no
+// test of a scenario that reads the SQL's text.
+func TestRewordedHoldsTheMatrix(t *testing.T) {
+	t.Logf("-rapid.seed=%v (0: rapid draws one, and names it in a failure)", flag.Lookup("rapid.seed").Value)
+	for _, sc := range scenarios.All {
+		t.Run(sc.Name, func(t *testing.T) {
+			t.Parallel()
+			got, want := labtest.RunCell(t, sc, checks.Reworded), labtest.RunCell(t, sc, correct.Variant)
+			if got.Pass != want.Pass || !slices.Equal(got.Failures, want.Failures) || got.IsNeutral() != want.IsNeutral() {
+				t.Errorf("RunCell(%s, %s) = %v %q (%s), want correct/'s %v %q (%s)", sc.Name, checks.Reworded.Name,
+					got.Pass, got.Failures, got.Neutral, want.Pass, want.Failures, want.Neutral)
+			}
+		})
+	}
+}
+
+// TestRewordedChangesTheText holds checks.Reworded to what it is for: a
+// scenario that judges a delivery by the text of its statements (here,
+// whether the transcript shows the id it stored) holds on correct/ and
+// fails on it.
+func TestRewordedChangesTheText(t *testing.T) {
+	const id = "evt-text-1"
+	sc := labtest.Scenario{Name: "ReadsText", Run: func(r *labtest.Run) {
+		db := r.Open()
+		e := plainEvt
+		e.EventID = id
+		r.WantOutcome(db.Deliver(e), lab.Applied)
+		for _, l := range r.Transcript.Lines() {
+			if strings.Contains(l.Text, "INSERT INTO inbox") && strings.Contains(l.Text, "'"+id+"'") {
+				return
+			}
+		}
+		r.Errorf("no INSERT INTO inbox of %s in the transcript", id)
+	}}
+	if cell := labtest.RunCell(t, sc, correct.Variant); !cell.Pass {
+		t.Fatalf("RunCell(ReadsText, correct) fails: %v", cell.Failures)
+	}
+	if cell := labtest.RunCell(t, sc, checks.Reworded); cell.Pass {
+		t.Errorf("RunCell(ReadsText, %s) holds, want it to fail: the text is the same\n%s", checks.Reworded.Name, cell.Transcript)
+	}
+}
