@@ -11,35 +11,6 @@ import (
 	retentionsolution "idemlab/solutions/retention"
 )
 
-// Exercise 10: the DSN.
-var memoryFixes = []struct {
-	name, why string
-	dsn       func(path string) string
-	by        []string
-}{
-	{"shared-cache", "file::memory:?cache=shared: one database for the whole pool, gone when the pool closes",
-		func(string) string {
-			return "file::memory:?cache=shared&_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_txlock=immediate"
-		}, []string{"SecondConnection"}},
-	{"memdb-vfs", "the memdb VFS under a name: shared by the pool of one process, not a file",
-		func(string) string {
-			return "file:/ledger.db?vfs=memdb&_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_txlock=immediate"
-		}, []string{"SecondConnection"}},
-	{"file-without-foreign-keys", "a file, but the DSN's pragmas dropped with the :memory:",
-		func(path string) string { return "file:" + path + "?_txlock=immediate&_pragma=busy_timeout(5000)" }, []string{"UnknownAccount", "SchemaGuards"}},
-	{"file-without-busy-timeout", "a file, but no busy_timeout: contention fails at once",
-		func(path string) string { return "file:" + path + "?_pragma=foreign_keys(1)&_txlock=immediate" }, []string{"Concurrent", "LockTimeout", "Race", "ConflictRace"}},
-}
-
-func TestGalleryMemory(t *testing.T) {
-	for _, w := range memoryFixes {
-		t.Run("memory/"+w.name, func(t *testing.T) {
-			t.Parallel()
-			reject(t, checks.Memory, w.dsn, w.by)
-		})
-	}
-}
-
 // Exercise 8: the purge. The handler is the reference solution's; only
 // Purge is wrong.
 var retentionFixes = []struct {

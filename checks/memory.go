@@ -3,13 +3,24 @@ package checks
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"flag"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
 
 	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+	"pgregory.net/rapid"
 
 	"idemlab/correct"
 	"idemlab/lab"
+	"idemlab/lab/labtest"
 )
 
 // memoryVariant is the correct handler on dsn: the DSN is the whole
@@ -19,14 +30,29 @@ func memoryVariant(dsn func(path string) string) lab.Variant {
 		New: func(db *sql.DB) lab.Processor { return correct.New(db) }}
 }
 
-// Memory is the check of the memory exercise: SecondConnection, then the
-// whole matrix held to the correct standard with the correct handler on
-// dsn.
+// Memory is the check of the memory exercise, in three parts:
+//
+//   - SecondConnection: the schema made on one connection of the pool, a
+//     delivery on another, the pool closed and reopened: the credit is
+//     there;
+//   - the connection string on file names a URI misreads, the fixed ones
+//     of dsnPaths, then ones rapid draws (dsnProperty): FileName (the DSN
+//     opens exactly that file), EveryConnection (foreign keys and a busy
+//     timeout on every connection of the pool, one opened after a
+//     delivery included), Durable (no journal_mode or synchronous that
+//     gives a committed credit away) and ImmediateBegin (a transaction the
+//     pool begins holds the write lock from BEGIN on);
+//   - the whole matrix, held to the correct standard, with the correct
+//     handler on dsn.
 func Memory(c *Checker, dsn func(path string) string) {
 	if lines := secondConnection(c, dsn); len(lines) > 0 {
 		c.Fail(Failure{Guarantee: "SecondConnection", Lines: lines,
 			Shows: "the schema made on one connection of the pool, a delivery on another, then the pool closed and reopened: the credit is there"})
-		return // the matrix needs one database that every connection shares
+		return // the rest needs one database that every connection shares
+	}
+	connectionString(c, dsn)
+	if c.Done() {
+		return
 	}
 	c.Matrix(memoryVariant(dsn), nil)
 }
@@ -70,4 +96,477 @@ func secondConnection(c *Checker, dsn func(path string) string) []string {
 		fail("after reopening, the balance of account 1 = %d (%v), want 500", balance, err)
 	}
 	return failures
+}
+
+// The guarantees of the connection string, in the order a check reports
+// them, each with what holding it means.
+var dsnGuarantees = []struct{ name, shows string }{
+	{"FileName", "on a file name a URI misreads ('?', '#', '%', a space, non-ASCII, a leading \"//\"), the DSN opens exactly that file, with its settings"},
+	{"EveryConnection", "foreign keys and a busy timeout on every connection of the pool, one opened after a delivery included"},
+	{"Durable", "no journal_mode or synchronous that lets a crash or a power loss take back a credit already answered applied"},
+	{"ImmediateBegin", "a transaction the pool begins holds the write lock from BEGIN on, before its first read"},
+}
+
+// A dsnFinding is one broken guarantee of the connection string, on one
+// file name.
+type dsnFinding struct {
+	guarantee string // one of dsnGuarantees
+	line      string // "Func(input) = got, want want"
+}
+
+// dsnPaths are file names a URI misreads, tried on every DSN before rapid
+// draws others. Each is a name inside a fresh directory; a name with a
+// '/' makes a directory first, and a leading "//" is the same file
+// written with one more slash, which POSIX reads as "/" and a URI after
+// "file:" as an authority. SQLite's rules (https://sqlite.org/uri.html,
+// "URI Format"): the authority "may be omitted, may be blank, or may be
+// localhost", any other is an error; the query string, after a '?', holds
+// the parameters; "the fragment is optional and is ignored if present";
+// "%HH" escapes are decoded. Seen here (TestGalleryMemory): "file:" and
+// the path as it is opens dir/a for dir/a?b.db, and "//" + dir refuses
+// the host "tmp".
+var dsnPaths = []string{
+	"ledger.db", "a?b.db", "a#b.db", "100%25.db", "a%b.db", "with space.db", "ünïcödé.db", "semi;colon&amp=x.db",
+	"run#1/ledger.db", "run?1/ledger.db", "//ledger.db", "//run 1/ledger.db",
+}
+
+// connectionString holds dsn to the guarantees of dsnGuarantees on
+// dsnPaths, then on file names rapid draws, and fails c with the first
+// finding of each guarantee.
+func connectionString(c *Checker, dsn func(path string) string) {
+	root := c.T.TempDir()
+	found := map[string]dsnFinding{}
+	record := func(f dsnFinding) {
+		if _, ok := found[f.guarantee]; !ok {
+			found[f.guarantee] = f
+		}
+	}
+	for _, name := range dsnPaths {
+		if c.firstOnly && len(found) > 0 {
+			break
+		}
+		for _, f := range tryDSN(root, dsn, name) {
+			record(f)
+		}
+	}
+	if !c.firstOnly || len(found) == 0 {
+		useLabDefaults()
+		defer capShrinking(dsnShrinkTime)()
+		rec := &dsnRecorder{}
+		var last *dsnFinding
+		func() {
+			defer func() {
+				if p := recover(); p != nil && p != errDSNRapidStop {
+					panic(p)
+				}
+			}()
+			rapid.Check(rec, func(t *rapid.T) {
+				name := drawDSNPath(t)
+				for _, f := range tryDSN(root, dsn, name) {
+					if _, ok := found[f.guarantee]; !ok {
+						last = &f
+						t.Fatalf("%s", f.line)
+					}
+				}
+			})
+		}()
+		switch {
+		case rec.failed && last != nil:
+			last.line += fmt.Sprintf(" (drawn by rapid, -rapid.seed=%s)", rec.seed())
+			record(*last)
+		case rec.failed: // the search itself broke: the check's trouble, not the DSN's
+			c.T.Errorf("the search over file names failed on its own:\n%s", rec.report.String())
+		}
+	}
+	for _, g := range dsnGuarantees {
+		if f, ok := found[g.name]; ok {
+			c.Fail(Failure{Guarantee: g.name, Shows: g.shows, Lines: []string{f.line}})
+		}
+	}
+}
+
+// dsnShrinkTime caps the time rapid spends on a shorter file name for a
+// counterexample of the connection string: each name it tries costs a
+// database, the schema and a delivery, and an unshrunk name (three parts
+// of ten letters at most) reads well enough.
+const dsnShrinkTime = 5 * time.Second
+
+// capShrinking lowers -rapid.shrinktime to at most d, and returns what puts
+// it back. Only a check a student runs shrinks at all (useLabDefaults):
+// alone, so no other test reads the flag meanwhile.
+func capShrinking(d time.Duration) (restore func()) {
+	f := flag.Lookup("rapid.shrinktime")
+	if f == nil {
+		return func() {}
+	}
+	old := f.Value.String()
+	if cur, err := time.ParseDuration(old); err != nil || cur <= d {
+		return func() {}
+	}
+	f.Value.Set(d.String())
+	return func() { f.Value.Set(old) }
+}
+
+// drawDSNPath draws a file name of one to three parts, each of letters,
+// digits and what a URI reads otherwise, sometimes with a leading "//".
+func drawDSNPath(t *rapid.T) string {
+	chars := []rune("abcdef0125.-_?#% &=;+:'éü日€")
+	part := rapid.StringOfN(rapid.SampledFrom(chars), 1, 10, -1).
+		Filter(func(s string) bool { return s != "." && s != ".." })
+	name := strings.Join(rapid.SliceOfN(part, 1, 3).Draw(t, "parts"), "/")
+	if rapid.Bool().Draw(t, "leading //") {
+		name = "//" + name
+	}
+	return name
+}
+
+// tryDSN opens dsn on name, inside a fresh directory of root, as the lab
+// would (the schema, an account, one delivery by the correct handler) and
+// returns what breaks the guarantees of dsnGuarantees there.
+func tryDSN(root string, dsn func(path string) string, name string) (found []dsnFinding) {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp(root, "case")
+	if err != nil {
+		return []dsnFinding{{"FileName", fmt.Sprintf("os.MkdirTemp: %v (the check's trouble, not the DSN's)", err)}}
+	}
+	defer os.RemoveAll(dir)
+	path := dir + "/" + strings.TrimPrefix(name, "//")
+	if strings.HasPrefix(name, "//") {
+		path = "/" + path
+	}
+	file := filepath.Clean(path)
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return []dsnFinding{{"FileName", fmt.Sprintf("os.MkdirAll: %v (the check's trouble, not the DSN's)", err)}}
+	}
+	fail := func(guarantee, format string, args ...any) {
+		found = append(found, dsnFinding{guarantee, fmt.Sprintf(format, args...)})
+	}
+	// How the failures write the path: dir + "/a?b.db", the directory's own
+	// name being the check's.
+	shown := fmt.Sprintf("dir + %q", "/"+strings.TrimPrefix(name, "//"))
+	if strings.HasPrefix(name, "//") {
+		shown = fmt.Sprintf("\"/\" + dir + %q", "/"+strings.TrimPrefix(name, "//"))
+	}
+	fileShown := fmt.Sprintf("dir + %q", strings.TrimPrefix(file, dir))
+
+	s, err := callDSN(dsn, path)
+	if err != nil {
+		fail("FileName", "DSN(%s) %v", shown, err)
+		return found
+	}
+	db, err := openDSN(s)
+	if err != nil {
+		fail("FileName", "sqlite.NewConnector(DSN(%s)) error = %v, want the database at %s", shown, err, fileShown)
+		return found
+	}
+	defer func() {
+		if db != nil {
+			db.Close()
+		}
+	}()
+	// The schema on one connection, held, so that the delivery opens a
+	// second: the settings of both, and of a third opened after it, are
+	// read below.
+	first, err := db.Conn(ctx)
+	if err != nil {
+		fail("FileName", "DSN(%s): opening a connection: %v, want the database at %s", shown, err, fileShown)
+		return found
+	}
+	defer first.Close()
+	if _, err := first.ExecContext(ctx, correct.Schema+`; INSERT INTO accounts (id) VALUES (1)`); err != nil {
+		fail("FileName", "DSN(%s): creating the schema: %v, want the database at %s", shown, err, fileShown)
+		return found
+	}
+	e := lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 500}
+	if got, err := correct.New(db).Process(ctx, e); err != nil || got != lab.Applied {
+		fail("FileName", "DSN(%s): Process(%v) = %v, %v, want applied", shown, e, got, err)
+		return found
+	}
+	// The credit is in the file at path, read through a URI the check
+	// builds itself, and nothing else was made beside it (but the journal
+	// or the write-ahead log SQLite keeps beside an open database).
+	var made []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && p != file+"-journal" && p != file+"-wal" && p != file+"-shm" {
+			rel, _ := filepath.Rel(dir, p)
+			made = append(made, rel)
+		}
+		return nil
+	})
+	want, _ := filepath.Rel(dir, file)
+	if !slices.Equal(made, []string{want}) {
+		fail("FileName", "DSN(%s) made the files %q, want exactly %q: a URI reads a '?' as the start of its settings, "+
+			"a '#' as the end of its path, a '%%' as an escape and a leading \"//\" as a host", shown, made, []string{want})
+		return found
+	}
+	ref, err := openDSN(lab.SQLiteFile(file) + "?mode=ro")
+	if err != nil {
+		fail("FileName", "opening the file at %s to read it: %v", fileShown, err)
+		return found
+	}
+	var balance int64
+	err = ref.QueryRow(`SELECT balance FROM accounts WHERE id = 1`).Scan(&balance)
+	ref.Close()
+	if err != nil || balance != 500 {
+		fail("FileName", "after DSN(%s) credited 500, the file at %s holds balance %d (%v), want 500", shown, fileShown, balance, err)
+		return found
+	}
+
+	conns := []*sql.Conn{first}
+	for range 2 { // the delivery's connection, idle now, and one opened now
+		c, err := db.Conn(ctx)
+		if err != nil {
+			fail("EveryConnection", "DSN(%s): opening connection %d: %v", shown, len(conns)+1, err)
+			return found
+		}
+		defer c.Close()
+		conns = append(conns, c)
+	}
+	for i, c := range conns {
+		found = append(found, connectionSettings(ctx, shown, i+1, c)...)
+	}
+	for _, c := range conns[1:] {
+		c.Close() // first stays held: BeginTx must take another
+	}
+	found = append(found, immediateBegin(ctx, shown, file, db)...)
+	first.Close()
+	db.Close()
+	db = nil
+	found = append(found, walDurability(ctx, path, shown, file, dsn)...)
+	return found
+}
+
+// callDSN calls dsn, and turns its panic into an error.
+func callDSN(dsn func(path string) string, path string) (s string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panicked: %v", p)
+		}
+	}()
+	return dsn(path), nil
+}
+
+// openDSN opens a pool on s, as the lab does.
+func openDSN(s string) (*sql.DB, error) {
+	c, err := sqlite.NewConnector(s)
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(c), nil
+}
+
+// connectionSettings reads the settings the lab relies on from connection
+// n of a pool opened with DSN(path), and says which are missing. Each is
+// a setting of the connection, not of the file, so a DSN (which
+// database/sql applies to every connection it opens) is where it belongs,
+// and every connection must show it. The facts, from sqlite.org, and
+// seen on modernc.org/sqlite v1.62.0 (SQLite 3.54.1), where a setting set
+// on one connection is absent from the next (TestMemoryFacts):
+//
+//   - foreign keys: "Foreign key constraints are disabled by default (for
+//     backwards compatibility), so must be enabled separately for each
+//     database connection" (https://sqlite.org/foreignkeys.html#fk_enable);
+//   - busy timeout: sqlite3_busy_timeout "sets a busy handler that sleeps
+//     for a specified amount of time when a table is locked", and "there
+//     can only be a single busy handler for a particular database
+//     connection"; without one, a connection that finds the database
+//     locked fails at once with SQLITE_BUSY
+//     (https://sqlite.org/c3ref/busy_timeout.html,
+//     https://sqlite.org/pragma.html#pragma_busy_timeout). How long is
+//     enough is the matrix's to judge (Concurrent, LockTimeout, Burst);
+//   - journal_mode and synchronous: see durabilityLost.
+func connectionSettings(ctx context.Context, shown string, n int, c *sql.Conn) (found []dsnFinding) {
+	var fk, busy, sync int
+	var journal string
+	for _, q := range []struct {
+		pragma string
+		into   any
+	}{{"foreign_keys", &fk}, {"busy_timeout", &busy}, {"journal_mode", &journal}, {"synchronous", &sync}} {
+		if err := c.QueryRowContext(ctx, "PRAGMA "+q.pragma).Scan(q.into); err != nil {
+			return []dsnFinding{{"EveryConnection", fmt.Sprintf("DSN(%s): connection %d: PRAGMA %s: %v", shown, n, q.pragma, err)}}
+		}
+	}
+	which := fmt.Sprintf("connection %d of the pool", n)
+	if n == 3 {
+		which = "connection 3, opened after a delivery"
+	}
+	if fk != 1 {
+		found = append(found, dsnFinding{"EveryConnection", fmt.Sprintf("DSN(%s): %s: PRAGMA foreign_keys = %d, want 1: "+
+			"SQLite checks REFERENCES only on a connection that asked, so an event for a missing account is credited", shown, which, fk)})
+	}
+	if busy <= 0 {
+		found = append(found, dsnFinding{"EveryConnection", fmt.Sprintf("DSN(%s): %s: PRAGMA busy_timeout = %d, want a wait: "+
+			"a delivery that finds the write lock taken fails at once with SQLITE_BUSY", shown, which, busy)})
+	}
+	if why := durabilityLost(journal, sync); why != "" {
+		found = append(found, dsnFinding{"Durable", fmt.Sprintf("DSN(%s): %s: journal_mode=%s synchronous=%s, want a commit kept: %s",
+			shown, which, journal, labtest.SynchronousName(sync), why)})
+	}
+	return found
+}
+
+// walDurability opens dsn again on the file after another process turned
+// it to write-ahead-log mode, as equivalent/wal's is; a file keeps the mode
+// ("Persistence of WAL mode", https://sqlite.org/wal.html; seen: the DSN's
+// next connection reads journal_mode wal). There synchronous=NORMAL,
+// harmless enough on a rollback journal, loses committed transactions (see
+// durabilityLost). A DSN that sets its own journal_mode is read as it
+// leaves the file.
+func walDurability(ctx context.Context, path, shown, file string, dsn func(string) string) []dsnFinding {
+	ref, err := openDSN(lab.SQLiteFile(file))
+	if err != nil {
+		return []dsnFinding{{"Durable", fmt.Sprintf("opening %q to turn it to WAL: %v", file, err)}}
+	}
+	_, err = ref.ExecContext(ctx, `PRAGMA journal_mode=WAL`)
+	ref.Close()
+	if err != nil {
+		return []dsnFinding{{"Durable", fmt.Sprintf("PRAGMA journal_mode=WAL on %q: %v", file, err)}}
+	}
+	db, err := openDSN(dsn(path))
+	if err != nil {
+		return []dsnFinding{{"FileName", fmt.Sprintf("sqlite.NewConnector(DSN(%s)) error = %v", shown, err)}}
+	}
+	defer db.Close()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		return []dsnFinding{{"FileName", fmt.Sprintf("DSN(%s) on the file in WAL mode: %v", shown, err)}}
+	}
+	defer c.Close()
+	var journal string
+	var sync int
+	if err := c.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&journal); err != nil {
+		return []dsnFinding{{"Durable", fmt.Sprintf("DSN(%s): PRAGMA journal_mode: %v", shown, err)}}
+	}
+	if err := c.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync); err != nil {
+		return []dsnFinding{{"Durable", fmt.Sprintf("DSN(%s): PRAGMA synchronous: %v", shown, err)}}
+	}
+	if why := durabilityLost(journal, sync); why != "" {
+		return []dsnFinding{{"Durable", fmt.Sprintf("DSN(%s) on the file in WAL mode: journal_mode=%s synchronous=%s, want a commit kept: %s",
+			shown, journal, labtest.SynchronousName(sync), why)}}
+	}
+	return nil
+}
+
+// durabilityLost says why a connection's journal_mode and synchronous
+// give a committed transaction away, or returns "". A kill between
+// statements, which the matrix's Crash makes, cannot show it: the process
+// would have to die inside COMMIT's own writes to the file, or the machine
+// lose power after COMMIT returned. So the settings are read, and refused
+// with SQLite's reason (https://sqlite.org/pragma.html#pragma_journal_mode
+// and #pragma_synchronous; the Crash column refuses the same, in
+// scenarios/crash.go, with a run that shows a transaction half in the file
+// under MEMORY and OFF):
+//
+//   - journal_mode=MEMORY: "If the application using SQLite crashes in the
+//     middle of a transaction when the MEMORY journaling mode is set, then
+//     the database file will very likely go corrupt";
+//   - journal_mode=OFF: "disables the atomic commit and rollback
+//     capabilities of SQLite", with the same warning;
+//   - synchronous=OFF: SQLite "continues without syncing as soon as it has
+//     handed data off to the operating system": the database "might become
+//     corrupted if the operating system crashes or the computer loses
+//     power";
+//   - synchronous=NORMAL in WAL mode: "A transaction committed in WAL mode
+//     with synchronous=NORMAL might roll back following a power loss or
+//     system crash."
+//
+// modernc.org/sqlite v1.62.0 (SQLite 3.54.1) defaults to journal_mode
+// delete and synchronous FULL (2), which keep a commit (TestMemoryFacts).
+func durabilityLost(journal string, sync int) string {
+	switch {
+	case journal == "memory":
+		return "journal_mode=MEMORY keeps the rollback journal in RAM: a process that dies inside COMMIT's writes leaves the file half-written, with no journal to roll it back"
+	case journal == "off":
+		return "journal_mode=OFF keeps no rollback journal: COMMIT is not atomic, and a process that dies inside COMMIT's writes leaves the file half-written"
+	case sync == 0:
+		return "synchronous=OFF never syncs: a committed credit, or the whole file, may be lost when the machine loses power"
+	case journal == "wal" && sync == 1:
+		return "synchronous=NORMAL in WAL mode does not sync the WAL at COMMIT: a credit answered applied might roll back after a power loss"
+	}
+	return ""
+}
+
+// immediateBegin begins a transaction on db as a handler does
+// (db.BeginTx), and asks another connection, which does not wait, to
+// begin a write: it must find the lock taken. "BEGIN IMMEDIATE … start[s]
+// a new write immediately, without waiting for a write statement"; a
+// DEFERRED transaction, SQLite's default, takes no lock until it first
+// reads or writes (https://sqlite.org/lang_transaction.html). A handler
+// that reads before it writes (equivalent/readfirst) relies on the lock:
+// under DEFERRED two deliveries both read "not seen yet", and the
+// upgrade of one fails with SQLITE_BUSY at once, without the busy timeout
+// (TestMemoryFacts shows both answers of the probe).
+func immediateBegin(ctx context.Context, shown, file string, db *sql.DB) []dsnFinding {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return []dsnFinding{{"ImmediateBegin", fmt.Sprintf("DSN(%s): db.BeginTx: %v", shown, err)}}
+	}
+	defer tx.Rollback()
+	probe, err := openDSN(lab.SQLiteFile(file)) // no busy_timeout: it does not wait
+	if err != nil {
+		return []dsnFinding{{"ImmediateBegin", fmt.Sprintf("opening %q: %v", file, err)}}
+	}
+	defer probe.Close()
+	c, err := probe.Conn(ctx)
+	if err != nil {
+		return []dsnFinding{{"ImmediateBegin", fmt.Sprintf("opening %q: %v", file, err)}}
+	}
+	defer c.Close()
+	_, err = c.ExecContext(ctx, `BEGIN IMMEDIATE`)
+	if err == nil {
+		c.ExecContext(ctx, `ROLLBACK`)
+		return []dsnFinding{{"ImmediateBegin", fmt.Sprintf("DSN(%s): after db.BeginTx, another connection's BEGIN IMMEDIATE = ok, "+
+			"want SQLITE_BUSY: the transaction is DEFERRED and takes no lock until it writes, so a handler that reads "+
+			"first decides on a read another delivery can change (_txlock=immediate makes BEGIN take it)", shown)}}
+	}
+	if !dsnIsBusy(err) {
+		return []dsnFinding{{"ImmediateBegin", fmt.Sprintf("DSN(%s): after db.BeginTx, another connection's BEGIN IMMEDIATE = %v, want SQLITE_BUSY", shown, err)}}
+	}
+	return nil
+}
+
+// dsnIsBusy reports whether err is SQLite's SQLITE_BUSY.
+func dsnIsBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
+}
+
+// errDSNRapidStop ends rapid.Check when it calls FailNow on a dsnRecorder.
+var errDSNRapidStop = errors.New("rapid gave up")
+
+// dsnRecorder is the rapid.TB a check hands to rapid.Check: it keeps
+// rapid's report instead of failing the test, so that a counterexample is
+// a failure of the student's work, not of the test binary.
+type dsnRecorder struct {
+	failed bool
+	report strings.Builder
+}
+
+func (r *dsnRecorder) Helper()                           {}
+func (r *dsnRecorder) Name() string                      { return "connection string" }
+func (r *dsnRecorder) Failed() bool                      { return r.failed }
+func (r *dsnRecorder) Fail()                             { r.failed = true }
+func (r *dsnRecorder) FailNow()                          { r.failed = true; panic(errDSNRapidStop) }
+func (r *dsnRecorder) SkipNow()                          { panic(errDSNRapidStop) }
+func (r *dsnRecorder) Skip(args ...any)                  { r.SkipNow() }
+func (r *dsnRecorder) Skipf(format string, args ...any)  { r.SkipNow() }
+func (r *dsnRecorder) Log(args ...any)                   { fmt.Fprintln(&r.report, args...) }
+func (r *dsnRecorder) Logf(format string, args ...any)   { fmt.Fprintf(&r.report, format+"\n", args...) }
+func (r *dsnRecorder) Error(args ...any)                 { r.failed = true; r.Log(args...) }
+func (r *dsnRecorder) Errorf(format string, args ...any) { r.failed = true; r.Logf(format, args...) }
+func (r *dsnRecorder) Fatal(args ...any)                 { r.Error(args...); r.FailNow() }
+func (r *dsnRecorder) Fatalf(format string, args ...any) { r.Errorf(format, args...); r.FailNow() }
+
+var dsnReportSeed = regexp.MustCompile(`-rapid\.seed=(\d+)`)
+
+// seed is the seed that replays rapid's counterexample: the one its
+// report names, or the -rapid.seed the run was given.
+func (r *dsnRecorder) seed() string {
+	if m := dsnReportSeed.FindStringSubmatch(r.report.String()); m != nil {
+		return m[1]
+	}
+	if f := flag.Lookup("rapid.seed"); f != nil {
+		return f.Value.String()
+	}
+	return "?"
 }
