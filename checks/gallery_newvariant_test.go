@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -258,28 +257,6 @@ func (h commitLookup) Process(ctx context.Context, e lab.Event) (lab.Outcome, er
 		return 0, classify(err)
 	}
 	return outcome, nil
-}
-
-// TestEquivalentsAreThePackages requires checks.Equivalents to hold every
-// package of ../equivalent, once: a handler left out would never be asked
-// whether a student's scenario holds on it.
-func TestEquivalentsAreThePackages(t *testing.T) {
-	dirs, err := os.ReadDir("../equivalent")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want, got []string
-	for _, d := range dirs {
-		if d.IsDir() {
-			want = append(want, "equivalent/"+d.Name())
-		}
-	}
-	for _, v := range checks.Equivalents {
-		got = append(got, v.Name)
-	}
-	if slices.Sort(got); !slices.Equal(got, want) {
-		t.Errorf("checks.Equivalents = %v, want the packages of ../equivalent, %v", got, want)
-	}
 }
 
 // TestRewordedHoldsTheMatrix runs every column of the matrix on

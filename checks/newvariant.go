@@ -16,16 +16,11 @@ import (
 	"strings"
 
 	"idemlab/correct"
-	"idemlab/equivalent/commitmismatch"
-	"idemlab/equivalent/plainbegin"
-	"idemlab/equivalent/poolping"
-	"idemlab/equivalent/readfirst"
-	"idemlab/equivalent/untargeted"
-	"idemlab/equivalent/wal"
 	"idemlab/lab"
 	"idemlab/lab/labtest"
 	"idemlab/lab/report"
 	"idemlab/scenarios"
+	"idemlab/variants"
 )
 
 // NewVariantWork is what the newvariant exercise asks for: a variant and
@@ -35,27 +30,11 @@ type NewVariantWork struct {
 	Scenario labtest.Scenario
 }
 
-// Equivalents are the handlers of ../equivalent: each does what correct/
-// does, written another way (its doc says why that changes nothing), so
-// every scenario must hold on each as it holds on correct/. The matrix's
-// TestEquivalents keeps a list of its own (scenarios/equivalents_test.go);
-// TestEquivalentsAreThePackages holds this one to the directory. Not here:
-// naive/poolread, once equivalent/poolread, which waits for itself on a
-// pool of one connection.
-var Equivalents = []lab.Variant{
-	plainbegin.Variant,
-	readfirst.Variant,
-	untargeted.Variant,
-	commitmismatch.Variant,
-	poolping.Variant,
-	wal.Variant,
-}
-
 // NewVariant is the check of the newvariant exercise. It judges the
 // scenario by what it does with handlers, never by its text:
 //
 //   - Fair: the scenario holds on correct/, on every handler of
-//     Equivalents, and on correct/ with a pool of one connection, as its
+//     variants.Equivalents, and on correct/ with a pool of one connection, as its
 //     doc recommends: it asks for nothing the pattern does not give;
 //   - Behaviour: it judges what a handler answers and what the database
 //     holds, not the text of the handler's SQL: it holds on correct/ with
@@ -88,7 +67,7 @@ func NewVariant(c *Checker, w NewVariantWork) {
 			Lines: prefix(sc.Name+" fails on correct/ with its SQL reworded (keywords in lower case, named parameters, "+
 				"columns in another order; nothing else changed): ", cell.Failures), Transcript: cell.Transcript})
 	}
-	for _, v := range append(slices.Clone(Equivalents), PoolOfOne(correct.Variant)) {
+	for _, v := range append(slices.Clone(variants.Equivalents), variants.PoolOfOne(correct.Variant)) {
 		if c.Done() {
 			return
 		}
@@ -415,18 +394,6 @@ func rewordedClassify(ctx context.Context, err error) error {
 		err = fmt.Errorf("%w: %w", ctx.Err(), err)
 	}
 	return lab.Classify(err)
-}
-
-// PoolOfOne is v with its handler given a pool of one connection, as
-// correct's doc tells a user to open it.
-func PoolOfOne(v lab.Variant) lab.Variant {
-	newHandler := v.New
-	v.Name += " (pool of one connection)"
-	v.New = func(db *sql.DB) lab.Processor {
-		db.SetMaxOpenConns(1)
-		return newHandler(db)
-	}
-	return v
 }
 
 // prefix returns lines, each with p before it.

@@ -1,34 +1,16 @@
 package scenarios_test
 
 import (
-	"database/sql"
 	"testing"
 
 	"idemlab/correct"
 
-	"idemlab/equivalent/commitmismatch"
-	"idemlab/equivalent/plainbegin"
-	"idemlab/equivalent/poolping"
-	"idemlab/equivalent/readfirst"
-	"idemlab/equivalent/untargeted"
-	"idemlab/equivalent/wal"
 	"idemlab/lab"
 	"idemlab/lab/labtest"
 	"idemlab/lab/report"
 	"idemlab/scenarios"
+	"idemlab/variants"
 )
-
-// equivalents are handlers that do what correct does, written another way
-// (see each package's doc). They are a test of the engine, not of the
-// handlers: a verdict against one of them is decided by the harness.
-var equivalents = []lab.Variant{
-	plainbegin.Variant,
-	readfirst.Variant,
-	untargeted.Variant,
-	commitmismatch.Variant,
-	poolping.Variant,
-	wal.Variant,
-}
 
 // TestEquivalents runs every scenario, except the limits of the pattern,
 // against every equivalent handler, as TestEquivalents/<scenario>/<handler>.
@@ -41,7 +23,7 @@ func TestEquivalents(t *testing.T) {
 			continue
 		}
 		t.Run(sc.Name, func(t *testing.T) {
-			for _, v := range equivalents {
+			for _, v := range variants.Equivalents {
 				t.Run(v.Name, func(t *testing.T) {
 					t.Parallel()
 					cell := labtest.RunCell(t, sc, v)
@@ -69,10 +51,10 @@ func TestEquivalentsPoolOfOne(t *testing.T) {
 			continue
 		}
 		t.Run(sc.Name, func(t *testing.T) {
-			for _, v := range append([]lab.Variant{correct.Variant}, equivalents...) {
+			for _, v := range append([]lab.Variant{correct.Variant}, variants.Equivalents...) {
 				t.Run(v.Name, func(t *testing.T) {
 					t.Parallel()
-					v := poolOfOne(v)
+					v := variants.PoolOfOne(v)
 					cell := labtest.RunCell(t, sc, v)
 					if !cell.Pass {
 						t.Error(explainFailure(sc, v, cell, rerunCommand("", report.CellPattern("TestEquivalentsPoolOfOne", sc.Name, v.Name))))
@@ -84,15 +66,4 @@ func TestEquivalentsPoolOfOne(t *testing.T) {
 			}
 		})
 	}
-}
-
-// poolOfOne is v with its handler given a pool of one connection, as
-// correct's doc tells a user to open it.
-func poolOfOne(v lab.Variant) lab.Variant {
-	newHandler := v.New
-	v.New = func(db *sql.DB) lab.Processor {
-		db.SetMaxOpenConns(1)
-		return newHandler(db)
-	}
-	return v
 }
