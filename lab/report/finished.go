@@ -1,0 +1,78 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// Finished is one cell as a test writes it the moment the cell finishes
+// (go test ./scenarios -lab.cells=DIR), before the run ends and writes the
+// whole report: a page that shows the matrix filling in reads these, each
+// once go test has said the cell passed or failed.
+type Finished struct {
+	Backend  string       `json:"backend"`
+	Scenario ScenarioInfo `json:"scenario"`
+	Variant  string       `json:"variant"`
+	Mistake  string       `json:"mistake,omitempty"`
+	Cell     *Cell        `json:"cell"`
+}
+
+// finishedPath is where the cell of the test named test is written in dir.
+func finishedPath(dir, test string) string {
+	return filepath.Join(dir, url.PathEscape(test)+".json")
+}
+
+// WriteFinished stores f as the cell of the test named test (t.Name()) in
+// dir. It writes a temporary file and renames it, so that a reader never
+// sees half a cell.
+func WriteFinished(dir, test string, f Finished) error {
+	data, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".cell-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), finishedPath(dir, test))
+}
+
+// ReadFinished loads the cell WriteFinished stored for the test named
+// test; an error wrapping fs.ErrNotExist if there is none (a test that is
+// not a cell).
+func ReadFinished(dir, test string) (*Finished, error) {
+	data, err := os.ReadFile(finishedPath(dir, test))
+	if err != nil {
+		return nil, err
+	}
+	f := &Finished{}
+	if err := json.Unmarshal(data, f); err != nil {
+		return nil, fmt.Errorf("the cell of %s: %w", test, err)
+	}
+	return f, nil
+}
+
+// Add records a finished cell, adding its column or row if the report has
+// none yet (a report laid out from an older golden file).
+func (rep *Report) Add(f *Finished) {
+	if !slices.ContainsFunc(rep.Scenarios, func(s ScenarioInfo) bool { return s.Name == f.Scenario.Name }) {
+		rep.Scenarios = append(rep.Scenarios, f.Scenario)
+	}
+	if !slices.ContainsFunc(rep.Variants, func(v VariantResults) bool { return v.Name == f.Variant }) {
+		rep.Variants = append(rep.Variants, VariantResults{Name: f.Variant, Mistake: f.Mistake, Results: map[string]*Cell{}})
+	}
+	rep.Set(f.Variant, f.Scenario.Name, f.Cell)
+}
