@@ -39,7 +39,8 @@ var (
 )
 
 // browserFlags are the flags headless Chromium needs as root on a closed
-// network (DESIGN.md §13); a fresh user-data-dir is added per test.
+// network: without the background-networking flags it floods refused
+// connections; a fresh user-data-dir is added per test.
 var browserFlags = []chromedp.ExecAllocatorOption{
 	chromedp.Flag("headless", true),
 	chromedp.NoSandbox,

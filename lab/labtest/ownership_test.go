@@ -13,10 +13,10 @@ import (
 	"idemlab/lab"
 )
 
-// These tests hold the engine to issue 15: every statement belongs to the
-// delivery that issued it, a delivery ends its own transaction, a session
-// on several connections of a pool is still one session, and a wait the
-// bubble cannot see is named at once.
+// These tests hold the engine to its rules of ownership: every statement
+// belongs to the delivery that issued it, a delivery ends its own
+// transaction, a session on several connections of a pool is still one
+// session, and a wait the bubble cannot see is named at once.
 
 // plainBegin is testVariant with a plain BEGIN: its first statement, the
 // INSERT, waits for the write lock.

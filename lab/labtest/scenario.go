@@ -21,7 +21,7 @@ type Scenario struct {
 	Short string
 	// Shows is what a passing run demonstrates, in one line.
 	Shows string
-	// Claims are the article's claims it demonstrates (C1…C26 in DESIGN.md).
+	// Claims are the article's claims it demonstrates, as CLAIMS.md numbers them.
 	Claims string
 	// Limit, when set, marks a limit of the pattern: a guarantee that the
 	// inbox alone cannot give, which the correct variant fails by design.
