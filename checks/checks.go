@@ -56,7 +56,7 @@ var (
 	showFlag     = flag.String("exercise.show", "", "with -exercise, show every failure and the whole transcript of the named `guarantee`")
 	// reportFlag is what go run ./cmd/lab explain and permutations read for
 	// an exercise, as they read the matrix test's report for a variant.
-	reportFlag = flag.String("lab.report", "", "with -exercise, write the cells of the matrix the check ran, with their evidence and transcripts, as JSON to `file`")
+	reportFlag = flag.String(report.ReportFlag, "", "with -exercise, write the cells of the matrix the check ran, with their evidence and transcripts, as JSON to `file`")
 )
 
 // An Exercise is one exercise of EXERCISES.md, as the tests check it.

@@ -47,7 +47,7 @@ func TestPostgres(t *testing.T) {
 			rep := labtest.NewReport(scenarios.Postgres, rows)
 			rep.Backend = report.PostgresBackend(string(level))
 			keepReport(rep)
-			t.Logf("idemlab-cells: %d", len(scenarios.Postgres)*len(rows)) // progress for go run ./cmd/lab
+			t.Logf("%s%d", report.CellsMarker, len(scenarios.Postgres)*len(rows)) // progress for go run ./cmd/lab
 			var mu sync.Mutex
 			for _, sc := range scenarios.Postgres {
 				t.Run(sc.Name, func(t *testing.T) {

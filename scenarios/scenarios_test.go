@@ -20,9 +20,9 @@ import (
 var (
 	update     = flag.Bool("update", false, "rewrite testdata/matrix.golden and the README's matrix from this run")
 	strict     = flag.Bool("lab.strict", false, "hold naive variants to the correct standard: their failures fail the test, with transcript")
-	reportPath = flag.String("lab.report", "", "write the verdicts, evidence and transcripts of this run as JSON to `file`: "+
+	reportPath = flag.String(report.ReportFlag, "", "write the verdicts, evidence and transcripts of this run as JSON to `file`: "+
 		"one report per backend run (SQLite, and PostgreSQL at each level TestPostgres ran)")
-	cellsDir = flag.String("lab.cells", "", "also write each cell to `dir` the moment it finishes, one JSON file a cell, "+
+	cellsDir = flag.String(report.CellsFlag, "", "also write each cell to `dir` the moment it finishes, one JSON file a cell, "+
 		"named by its test (report.ReadFinished): go run ./cmd/lab web fills its matrix from them")
 )
 
@@ -136,7 +136,7 @@ func TestScenarios(t *testing.T) {
 	rep.Backend = report.SQLite
 	keepReport(rep)
 	// go run ./cmd/lab reads the total from this line to show progress.
-	t.Logf("idemlab-cells: %d", len(scenarios.All)*len(variants.All))
+	t.Logf("%s%d", report.CellsMarker, len(scenarios.All)*len(variants.All))
 	var mu sync.Mutex // guards rep: the cells of a column run in parallel
 	for _, sc := range scenarios.All {
 		t.Run(sc.Name, func(t *testing.T) {

@@ -10,11 +10,12 @@ import (
 	"testing"
 
 	"idemlab/lab/labtest"
+	"idemlab/lab/report"
 	"idemlab/variants"
 	"idemlab/workshop"
 )
 
-var stepperPath = flag.String("lab.stepper", "", "write the tree of every schedule of the two-delivery scenarios, "+
+var stepperPath = flag.String(report.StepperFlag, "", "write the tree of every schedule of the two-delivery scenarios, "+
 	"for every variant, as JSON to `file` (the stepper of go run ./cmd/lab web and step reads it)")
 
 // stepperScenarios are the scenarios of two concurrent deliveries whose

@@ -15,11 +15,6 @@ import (
 // matrix-running subcommands run; plain go run ./cmd/lab stays SQLite,
 // which needs no server.
 
-// envPostgres names the variable that points the PostgreSQL tests at a
-// server (labtest.EnvPostgres; the command does not link the engine, so
-// TestEnvPostgres checks the two agree).
-const envPostgres = "IDEMLAB_PG"
-
 // exampleDSN is a connection string that works on a Debian machine whose
 // PostgreSQL runs locally and knows the user's role.
 const exampleDSN = "postgres:///postgres?host=/var/run/postgresql"
@@ -73,13 +68,13 @@ var errNoServer = errors.New("no PostgreSQL server")
 // needServer returns, for PostgreSQL's matrices without IDEMLAB_PG, an
 // error that says how to set it; nil otherwise.
 func needServer(bs []backend, args []string) error {
-	if !onPostgres(bs) || os.Getenv(envPostgres) != "" {
+	if !onPostgres(bs) || os.Getenv(report.EnvPostgres) != "" {
 		return nil
 	}
 	return fmt.Errorf("%w: %s names the server, as a connection string\n"+
 		"for a role that may create databases (the tests make one of their own and drop it);\nset it and run again, e.g.\n"+
 		"  export %s='%s'\n  go run ./cmd/lab %s",
-		errNoServer, envPostgres, envPostgres, exampleDSN, strings.Join(args, " "))
+		errNoServer, report.EnvPostgres, report.EnvPostgres, exampleDSN, strings.Join(args, " "))
 }
 
 // prefix is the go test -run pattern that selects bs's matrix test, and
@@ -128,7 +123,7 @@ func reproduceCell(rep *report.Report, scenario, variant string) string {
 	if b.level == "" {
 		return fmt.Sprintf("the same run as a test:\n  go test ./scenarios -count=1 -lab.strict \\\n    -run '%s'\n", pattern)
 	}
-	return fmt.Sprintf("the same run as a test:\n  %s=… go test ./scenarios -count=1 -lab.strict \\\n    -run '%s'\n", envPostgres, pattern)
+	return fmt.Sprintf("the same run as a test:\n  %s=… go test ./scenarios -count=1 -lab.strict \\\n    -run '%s'\n", report.EnvPostgres, pattern)
 }
 
 // pick returns the reports of bs from reps, in bs's order, or an error

@@ -13,11 +13,12 @@ import (
 	"idemlab/lab/report"
 )
 
-// TestEnvPostgres keeps the command's name of the server variable the
-// engine's: the command does not link the engine to read it there.
+// TestEnvPostgres keeps the name of the server variable that the command
+// reads (report.EnvPostgres) the one the engine connects by
+// (labtest.EnvPostgres).
 func TestEnvPostgres(t *testing.T) {
-	if envPostgres != labtest.EnvPostgres {
-		t.Errorf("envPostgres = %q, want labtest.EnvPostgres = %q", envPostgres, labtest.EnvPostgres)
+	if report.EnvPostgres != labtest.EnvPostgres {
+		t.Errorf("report.EnvPostgres = %q, want labtest.EnvPostgres = %q", report.EnvPostgres, labtest.EnvPostgres)
 	}
 }
 
@@ -120,7 +121,7 @@ func TestBackendPatterns(t *testing.T) {
 // TestNoServer: asking for PostgreSQL without IDEMLAB_PG gives one error
 // that names the variable and an example, and runs no test.
 func TestNoServer(t *testing.T) {
-	t.Setenv(envPostgres, "")
+	t.Setenv(report.EnvPostgres, "")
 	for _, args := range [][]string{
 		{"-backend=pg"},
 		{"-backend=pg-rc", "-evidence"},
@@ -136,14 +137,14 @@ func TestNoServer(t *testing.T) {
 		want := "  export IDEMLAB_PG='postgres:///postgres?host=/var/run/postgresql'\n  go run ./cmd/lab " + strings.Join(args, " ") + "\n"
 		if status != exitFail || stdout.Len() != 0 || !strings.Contains(got, want) || strings.Contains(got, "running the tests") {
 			t.Errorf("run(%q) without %s = %d, stdout %q, stderr %q; want %d, nothing on stdout, and stderr saying %q",
-				args, envPostgres, status, stdout.String(), got, exitFail, want)
+				args, report.EnvPostgres, status, stdout.String(), got, exitFail, want)
 		}
 		if n := strings.Count(got, "\n"); n > 5 {
-			t.Errorf("run(%q) without %s wrote %d lines to stderr, want one error", args, envPostgres, n)
+			t.Errorf("run(%q) without %s wrote %d lines to stderr, want one error", args, report.EnvPostgres, n)
 		}
 		for _, line := range strings.Split(got, "\n") {
 			if w := utf8.RuneCountInString(line); w > report.Width {
-				t.Errorf("run(%q) without %s: a line %d wide, want at most %d: %q", args, envPostgres, w, report.Width, line)
+				t.Errorf("run(%q) without %s: a line %d wide, want at most %d: %q", args, report.EnvPostgres, w, report.Width, line)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"idemlab/lab/report"
 	"io"
 	"os"
 	"os/exec"
@@ -112,7 +113,7 @@ func cmdBench(stdout, stderr io.Writer) error {
 	// 3 durabilities × 3 loads × 3 deliverer counts, and as many again on
 	// PostgreSQL's three levels.
 	bench, about, total := "BenchmarkProcess", "about a minute", 27
-	if os.Getenv("IDEMLAB_PG") != "" {
+	if os.Getenv(report.EnvPostgres) != "" {
 		bench, about, total = "BenchmarkProcess|BenchmarkPostgres", "about two minutes, PostgreSQL included", 54
 	}
 	args := []string{"test", "./correct", "-run", "^$", "-bench", bench, "-benchtime", "1s"}

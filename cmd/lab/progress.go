@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"idemlab/lab/report"
 	"io"
 	"os"
 	"strconv"
@@ -16,10 +17,6 @@ import (
 // line that it rewrites in place: "compiling…" until the first test
 // starts, then the cells done out of the total the test announces. Piped
 // output gets none of it, so that what a program reads stays clean.
-
-// cellsMarker starts the line TestScenarios, and each level of
-// TestPostgres, logs first: how many cells it will run. The command reads the total from it.
-const cellsMarker = "idemlab-cells: "
 
 // isTerminal reports whether f is a terminal, where a line rewritten in
 // place reads as progress instead of as noise.
@@ -51,7 +48,7 @@ func followProgress(r io.Reader, output io.Writer, w io.Writer, whole bool, dept
 	show := func(text string) { fmt.Fprintf(w, "\r\033[K%s", text) }
 	show("compiling the scenario tests (a cold first run compiles SQLite: a minute or more)…")
 	events(r, output, func(e testEvent) {
-		if _, n, ok := strings.Cut(e.Output, cellsMarker); ok && whole {
+		if _, n, ok := strings.Cut(e.Output, report.CellsMarker); ok && whole {
 			last, _ = strconv.Atoi(strings.TrimSpace(n))
 			announced++
 			total += last

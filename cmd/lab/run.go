@@ -77,7 +77,7 @@ func goTestArgs(ts tests, reportPath string) []string {
 	if ts.noShrink {
 		args = append(args, "-rapid.shrinktime=0s")
 	}
-	return append(args, "-lab.report="+reportPath)
+	return append(args, "-"+report.ReportFlag+"="+reportPath)
 }
 
 // runTests runs ts in the module at root and returns the reports they

@@ -54,7 +54,7 @@ func cmdWeb(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	live := os.Getenv(envPostgres) != ""
+	live := os.Getenv(report.EnvPostgres) != ""
 	tabs, err := webTabs(root, live)
 	if err != nil {
 		return err
@@ -76,7 +76,7 @@ func cmdWeb(stdout, stderr io.Writer, args []string) error {
 	srv := newServer(h)
 	fmt.Fprintf(stdout, "serving the workshop on http://%s/ (the stepper: http://%s/step); Ctrl-C stops it\n", ln.Addr(), ln.Addr())
 	if !live {
-		fmt.Fprintf(stdout, "PostgreSQL tabs show recorded verdicts; to run them live: %s='%s' go run ./cmd/lab web\n", envPostgres, exampleDSN)
+		fmt.Fprintf(stdout, "PostgreSQL tabs show recorded verdicts; to run them live: %s='%s' go run ./cmd/lab web\n", report.EnvPostgres, exampleDSN)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -118,7 +118,7 @@ func webTabs(root string, live bool) (*workshop.Tabs, error) {
 			}
 		} else {
 			rep.Recorded = b.golden
-			t.Rerun = envPostgres + "='" + exampleDSN + "' go run ./cmd/lab web"
+			t.Rerun = report.EnvPostgres + "='" + exampleDSN + "' go run ./cmd/lab web"
 		}
 		tabs = append(tabs, t)
 	}
@@ -154,7 +154,7 @@ func fillTabs(ctx context.Context, stderr io.Writer, root string, data *workshop
 	stepperPath := filepath.Join(dir, "stepper.json")
 	sqlite := backends[:1]
 	run := "^(" + matrixTest + "|" + stepperTest + ")$"
-	liveRun(ctx, stderr, root, data, dir, sqlite, run, []string{"-lab.stepper=" + stepperPath})
+	liveRun(ctx, stderr, root, data, dir, sqlite, run, []string{"-" + report.StepperFlag + "=" + stepperPath})
 	if st, err := workshop.ReadStepper(stepperPath); err == nil {
 		data.SetStepper(st)
 	} else {
@@ -180,7 +180,7 @@ func liveRun(ctx context.Context, stderr io.Writer, root string, data *workshop.
 		problem(err.Error())
 		return
 	}
-	args := append([]string{"test", "-json", "./scenarios", "-run", run, "-count=1", "-vet=off", "-lab.report=" + reportPath, "-lab.cells=" + cells}, flags...)
+	args := append([]string{"test", "-json", "./scenarios", "-run", run, "-count=1", "-vet=off", "-" + report.ReportFlag + "=" + reportPath, "-" + report.CellsFlag + "=" + cells}, flags...)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = root
 	var output bytes.Buffer
@@ -200,7 +200,7 @@ func liveRun(ctx context.Context, stderr io.Writer, root string, data *workshop.
 	}
 	total, done := 0, 0
 	events(stream, &output, func(e testEvent) {
-		if _, n, ok := strings.Cut(e.Output, cellsMarker); ok {
+		if _, n, ok := strings.Cut(e.Output, report.CellsMarker); ok {
 			more, _ := strconv.Atoi(strings.TrimSpace(n))
 			total += more
 			slug := bs[0].flag
@@ -293,7 +293,7 @@ func exportTree(stderr io.Writer, root, variant, scenario string) (*workshop.Tre
 	path := filepath.Join(dir, "stepper.json")
 	pattern := report.CellPattern(stepperTest, scenario, variant)
 	fmt.Fprintf(stderr, "exporting every schedule (a cold first run compiles SQLite: a minute or more): go test ./scenarios -run '%s' -lab.stepper=FILE\n", pattern)
-	cmd := exec.Command("go", "test", "./scenarios", "-run", pattern, "-count=1", "-vet=off", "-lab.stepper="+path)
+	cmd := exec.Command("go", "test", "./scenarios", "-run", pattern, "-count=1", "-vet=off", "-"+report.StepperFlag+"="+path)
 	cmd.Dir = root
 	out, runErr := cmd.CombinedOutput()
 	st, err := workshop.ReadStepper(path)

@@ -9,6 +9,31 @@ import (
 	"slices"
 )
 
+// The protocol between the scenario tests and cmd/lab, which runs them with
+// go test and reads what they write: the flags it passes, the line a matrix
+// test logs before its cells run, and the files the tests write (WriteAll,
+// WriteFinished, Stepper.Write). Both sides name them by these constants.
+const (
+	// ReportFlag is the test flag naming the file a run writes its
+	// reports to, as JSON (WriteAll): -lab.report=FILE. The scenario
+	// tests and the exercise checks take it.
+	ReportFlag = "lab.report"
+	// CellsFlag is the test flag naming the directory a run writes each
+	// cell to the moment it finishes (WriteFinished): -lab.cells=DIR.
+	CellsFlag = "lab.cells"
+	// StepperFlag is the test flag naming the file a run writes the
+	// stepper's trees to: -lab.stepper=FILE.
+	StepperFlag = "lab.stepper"
+	// CellsMarker starts the line a matrix test logs before its cells
+	// run, followed by how many there are ("idemlab-cells: 120"): the
+	// command counts the cells done against it.
+	CellsMarker = "idemlab-cells: "
+	// EnvPostgres names the environment variable that points the tests
+	// at a PostgreSQL server, as a pgx connection string; the command
+	// runs the PostgreSQL matrices live only when it is set.
+	EnvPostgres = "IDEMLAB_PG"
+)
+
 // Finished is one cell as a test writes it the moment the cell finishes
 // (go test ./scenarios -lab.cells=DIR), before the run ends and writes the
 // whole report: a page that shows the matrix filling in reads these, each
