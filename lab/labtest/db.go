@@ -120,6 +120,9 @@ func (r *Run) openMode(wal, untimed bool, accounts []Account) *DB {
 		if wal {
 			r.tb.Fatalf("OpenWAL: write-ahead-log mode is SQLite's; PostgreSQL always logs ahead")
 		}
+		if r.pg.srv.mariadb {
+			return r.openMariaDB(accounts, untimed)
+		}
 		return r.openPostgres(accounts, untimed)
 	}
 	r.dbs++

@@ -62,6 +62,7 @@ type Server struct {
 	url     string  // the lab's database
 	name    string
 	schemas atomic.Int64
+	mariadb bool // a MariaDB server (mariadb.go): databases, not schemas
 }
 
 // connectPostgres connects to the server that IDEMLAB_PG names and creates
@@ -166,6 +167,9 @@ func cfgSSLMode(dsn string) string {
 
 // Close drops the lab's database.
 func (s *Server) Close() error {
+	if s.mariadb {
+		return s.closeMariaDB()
+	}
 	s.control.Close()
 	_, err := s.admin.Exec("DROP DATABASE IF EXISTS " + s.name + " WITH (FORCE)")
 	return errors.Join(err, s.admin.Close())
@@ -179,7 +183,11 @@ func (s *Server) URL() string { return s.url }
 // Version returns the server's version string.
 func (s *Server) Version() string {
 	var v string
-	if err := s.control.QueryRow("SHOW server_version").Scan(&v); err != nil {
+	query := "SHOW server_version"
+	if s.mariadb {
+		query = "SELECT VERSION()"
+	}
+	if err := s.control.QueryRow(query).Scan(&v); err != nil {
 		return "unknown: " + err.Error()
 	}
 	return v
@@ -274,6 +282,9 @@ func (p *pgDB) blocked(pid uint32) (bool, error) {
 		pids[i] = int64(x)
 	}
 	p.mu.Unlock()
+	if p.srv.mariadb {
+		return waitsMariaDB(p.srv.control, int64(pid))
+	}
 	return waitsFor(p.srv.control, int64(pid), pids)
 }
 
@@ -479,17 +490,21 @@ func (db *DB) closeReally() error {
 
 // dropPostgres removes a database's schema once its pool is closed.
 func (db *DB) dropPostgres() error {
+	if db.pg.srv.mariadb {
+		_, err := db.pg.srv.control.Exec("DROP DATABASE IF EXISTS " + db.pg.schema)
+		return err
+	}
 	_, err := db.pg.srv.control.Exec("DROP SCHEMA " + db.pg.schema + " CASCADE")
 	return err
 }
 
-// pidOf returns the server process of a pgx connection, or 0 for another
-// driver's.
+// pidOf returns the server process of a pgx connection, or, for another
+// driver's (MariaDB's), its CONNECTION_ID().
 func pidOf(c driver.Conn) uint32 {
 	if pc, ok := c.(*stdlib.Conn); ok {
 		return pc.Conn().PgConn().PID()
 	}
-	return 0
+	return connectionID(c)
 }
 
 // pollEvery is how often the scheduler asks, in real time, whether a
@@ -647,6 +662,9 @@ func (db *DB) AttemptWhileLocked(e lab.Event, statements ...string) Answer {
 // an interleaving it had run cleanly before). The text is wrapped to
 // TranscriptWidth.
 func (p *pgDB) interference(serializable bool) string {
+	if p.srv.mariadb {
+		return ""
+	}
 	var locks int
 	var oldest string
 	err := p.srv.control.QueryRow(`SELECT (SELECT count(*) FROM pg_locks WHERE mode = 'SIReadLock'),
