@@ -12,7 +12,6 @@ import (
 	"idemlab/lab/labtest"
 	"idemlab/lab/report"
 	"idemlab/variants"
-	"idemlab/workshop"
 )
 
 var stepperPath = flag.String(report.StepperFlag, "", "write the tree of every schedule of the two-delivery scenarios, "+
@@ -23,7 +22,7 @@ var stepperPath = flag.String(report.StepperFlag, "", "write the tree of every s
 var stepperScenarios = []string{"Race", "ConflictRace"}
 
 // TestStepper exports, for the stepper, every schedule of each race against
-// each variant as a tree (workshop.Build): the state of both sessions before
+// each variant as a tree (report.BuildTree): the state of both sessions before
 // each step, and each finished run's outcome and transcript. A server cannot
 // replay a schedule itself (a bubble needs a *testing.T), so the tests
 // record them all, and the stepper walks the record.
@@ -35,7 +34,7 @@ var stepperScenarios = []string{"Race", "ConflictRace"}
 // the replay is deterministic.
 func TestStepper(t *testing.T) {
 	var mu sync.Mutex
-	out := &workshop.Stepper{}
+	out := &report.Stepper{}
 	for _, name := range stepperScenarios {
 		sc := scenarioNamed(t, name)
 		t.Run(name, func(t *testing.T) {
@@ -47,7 +46,7 @@ func TestStepper(t *testing.T) {
 					}
 					t.Parallel()
 					cell := labtest.TraceCell(t, sc, v)
-					tree, err := workshop.Build(v.Name, v.Mistake, sc.Info(), cell)
+					tree, err := report.BuildTree(v.Name, v.Mistake, sc.Info(), cell)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -86,9 +85,9 @@ func TestStepper(t *testing.T) {
 
 // slicesSortTrees orders trees by scenario (as stepperScenarios lists them),
 // then by variant (as the registry does).
-func slicesSortTrees(trees []*workshop.Tree, order map[string]int) {
+func slicesSortTrees(trees []*report.Tree, order map[string]int) {
 	scenario := func(name string) int { return slices.Index(stepperScenarios, name) }
-	slices.SortFunc(trees, func(a, b *workshop.Tree) int {
+	slices.SortFunc(trees, func(a, b *report.Tree) int {
 		if c := scenario(a.Scenario) - scenario(b.Scenario); c != 0 {
 			return c
 		}
@@ -103,7 +102,7 @@ const fixturePath = "../workshop/testdata/race.json"
 
 // checkFixture compares the trees with the workshop's fixture, or rewrites
 // it with -update.
-func checkFixture(t *testing.T, st *workshop.Stepper) {
+func checkFixture(t *testing.T, st *report.Stepper) {
 	if t.Failed() || len(st.Trees) != 2 {
 		return
 	}

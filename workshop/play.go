@@ -17,7 +17,7 @@ const width = 100
 // without a browser: the same tree, moves and messages as the page, with no
 // terminal control codes (a line-based prompt works over any pipe). It
 // returns at q or the end of input.
-func Play(in io.Reader, out io.Writer, t *Tree) error {
+func Play(in io.Reader, out io.Writer, t *report.Tree) error {
 	w := bufio.NewWriter(out)
 	defer w.Flush()
 	sc := bufio.NewScanner(in)

@@ -1,3 +1,10 @@
+// Package workshop serves the kit to a room: the verdict matrix, each
+// cell's transcript as swimlanes, a variant's diff against correct/, the
+// claims linked to their cells, and a race stepper in which a student plays
+// the scheduler. It renders what the scenario tests exported and runs no
+// database itself, so it links neither SQLite nor package testing (a
+// scheduled run needs a testing/synctest bubble, which needs a
+// *testing.T). cmd/lab starts the tests and hands their files over.
 package workshop
 
 import (
@@ -8,6 +15,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -31,7 +39,7 @@ var assets embed.FS
 type Data struct {
 	Tabs    *Tabs
 	Report  *report.Report
-	Stepper *Stepper
+	Stepper *report.Stepper
 	Diffs   map[string]string // variant → the diff cmd/lab's diff prints
 	Claims  string            // CLAIMS.md
 
@@ -39,7 +47,7 @@ type Data struct {
 }
 
 // SetStepper makes the stepper's trees available to the page.
-func (d *Data) SetStepper(st *Stepper) {
+func (d *Data) SetStepper(st *report.Stepper) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.Stepper = st
@@ -52,7 +60,7 @@ func (d *Data) SetDiffs(diffs map[string]string) {
 	d.Diffs = diffs
 }
 
-func (d *Data) stepper() *Stepper {
+func (d *Data) stepper() *report.Stepper {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	return d.Stepper
@@ -296,9 +304,9 @@ func (s *server) claims(w http.ResponseWriter, r *http.Request) {
 
 // levels lists the stepper's trees of one scenario, the breakable ones
 // first, then those that cannot be broken (correct among them).
-func (s *server) levels() []*Tree {
+func (s *server) levels() []*report.Tree {
 	trees := slices.Clone(s.d.stepper().Trees)
-	slices.SortStableFunc(trees, func(a, b *Tree) int {
+	slices.SortStableFunc(trees, func(a, b *report.Tree) int {
 		return boolInt(a.Breaking == 0) - boolInt(b.Breaking == 0)
 	})
 	return trees
@@ -312,7 +320,7 @@ func boolInt(b bool) int {
 }
 
 // findTree resolves v and s against the stepper's trees.
-func (s *server) findTree(w http.ResponseWriter, r *http.Request) (*Tree, bool) {
+func (s *server) findTree(w http.ResponseWriter, r *http.Request) (*report.Tree, bool) {
 	st := s.d.stepper()
 	if st == nil {
 		http.Error(w, "the stepper's schedules are still being exported by the tests go run ./cmd/lab web runs; "+
@@ -353,4 +361,18 @@ func (s *server) tree(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(t)
+}
+
+// ReadStepper loads the stepper file the scenario tests write
+// (report.Stepper.Write), for Data.
+func ReadStepper(path string) (*report.Stepper, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s := &report.Stepper{}
+	if err := json.Unmarshal(data, s); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
 }

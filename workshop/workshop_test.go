@@ -15,7 +15,7 @@ import (
 
 // fixture is the stepper file TestStepper keeps current in
 // testdata/race.json: correct and naive/checkthenact in Race.
-func fixture(t *testing.T) *Stepper {
+func fixture(t *testing.T) *report.Stepper {
 	t.Helper()
 	st, err := ReadStepper("testdata/race.json")
 	if err != nil {

@@ -284,7 +284,7 @@ func cmdStep(stdin io.Reader, stdout, stderr io.Writer, variantArg, scenario str
 }
 
 // exportTree runs one cell of TestStepper and returns its tree.
-func exportTree(stderr io.Writer, root, variant, scenario string) (*workshop.Tree, error) {
+func exportTree(stderr io.Writer, root, variant, scenario string) (*report.Tree, error) {
 	dir, err := os.MkdirTemp("", "idemlab-step-")
 	if err != nil {
 		return nil, err

@@ -9,7 +9,7 @@ package report
 // The stepper never runs a database: a scheduled run inside a
 // testing/synctest bubble needs a *testing.T, so a plain server cannot
 // replay one. Instead one go test run exports every interleaving with its
-// trace, and the stepper walks the tree they form (see package workshop).
+// trace, and the stepper walks the tree they form (Tree).
 // Interleavings that share a schedule prefix share the decisions along it
 // (replay is deterministic), so the tree is exact, and exhaustive: it holds
 // every schedule the engine can run.

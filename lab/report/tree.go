@@ -1,11 +1,4 @@
-// Package workshop serves the kit to a room: the verdict matrix, each
-// cell's transcript as swimlanes, a variant's diff against correct/, the
-// claims linked to their cells, and a race stepper in which a student plays
-// the scheduler. It renders what the scenario tests exported and runs no
-// database itself, so it links neither SQLite nor package testing (a
-// scheduled run needs a testing/synctest bubble, which needs a
-// *testing.T). cmd/lab starts the tests and hands their files over.
-package workshop
+package report
 
 import (
 	"encoding/json"
@@ -14,8 +7,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-
-	"idemlab/lab/report"
 )
 
 // Tree is every schedule of one two-delivery scenario against one variant,
@@ -50,7 +41,7 @@ type Node struct {
 	// Step is the step that led here ("B2"); "" at the root.
 	Step string `json:"step,omitempty"`
 	// Sessions is every session's state; nil at a leaf.
-	Sessions []report.SessionState `json:"sessions,omitempty"`
+	Sessions []SessionState `json:"sessions,omitempty"`
 	// Lines is how many lines of the transcript have been written here.
 	// They are the first Lines lines of any leaf below (Below).
 	Lines int `json:"lines"`
@@ -70,20 +61,20 @@ type Leaf struct {
 	Failures []string `json:"failures,omitempty"`
 	// Neutral says why the interleaving could not judge the handler (a
 	// fault meant for it never fired); it then has no Failures.
-	Neutral string        `json:"neutral,omitempty"`
-	Waited  []string      `json:"waited,omitempty"`
-	Lines   []report.Line `json:"lines"`
+	Neutral string   `json:"neutral,omitempty"`
+	Waited  []string `json:"waited,omitempty"`
+	Lines   []Line   `json:"lines"`
 }
 
 // Held reports whether no guarantee broke in the run: every one held, or
 // it could not judge (Neutral).
 func (l Leaf) Held() bool { return len(l.Failures) == 0 }
 
-// Build makes the tree of one cell run with traces (labtest.TraceCell). It
+// BuildTree makes the tree of one cell run with traces (labtest.TraceCell). It
 // fails if the interleavings do not form a tree — two runs that took the
 // same steps but saw different states, which would mean the replay is not
 // deterministic — or if one has no trace.
-func Build(variant, mistake string, sc report.ScenarioInfo, cell *report.Cell) (*Tree, error) {
+func BuildTree(variant, mistake string, sc ScenarioInfo, cell *Cell) (*Tree, error) {
 	t := &Tree{Variant: variant, Mistake: mistake, Scenario: sc.Name, Shows: sc.Shows,
 		Nodes: []Node{{Leaf: -1, Below: -1}}}
 	if len(cell.Permutations) == 0 {
@@ -162,7 +153,7 @@ func runs(steps []string) int {
 
 // samePrefix checks that a decision seen again on another run is the one
 // the node holds, transcript so far included.
-func samePrefix(t *Tree, n *Node, d report.Decision, lines []report.Line) error {
+func samePrefix(t *Tree, n *Node, d Decision, lines []Line) error {
 	if !slices.EqualFunc(n.Sessions, d.Sessions, sameState) {
 		return fmt.Errorf("the sessions' states differ (%v, %v)", n.Sessions, d.Sessions)
 	}
@@ -172,7 +163,7 @@ func samePrefix(t *Tree, n *Node, d report.Decision, lines []report.Line) error 
 	return nil
 }
 
-func sameState(a, b report.SessionState) bool {
+func sameState(a, b SessionState) bool {
 	return a.Name == b.Name && a.State == b.State && a.Step == b.Step && a.Text == b.Text &&
 		a.Answer == b.Answer && slices.Equal(a.WaitingOn, b.WaitingOn)
 }
@@ -218,8 +209,9 @@ func goal(t *Tree) (goal, unbreakable string) {
 		len(t.Leaves), t.Variant, strings.Join(stmts, " or "))
 }
 
-// Stepper is the file the scenario tests write for the stepper
+// Stepper is the file the scenario tests write for the race stepper
 // (go test ./scenarios -run TestStepper -lab.stepper=FILE): every tree.
+// The workshop's page and its terminal stepper walk them.
 type Stepper struct {
 	Trees []*Tree `json:"trees"`
 }
@@ -241,17 +233,4 @@ func (s *Stepper) Write(path string) error {
 		return err
 	}
 	return os.WriteFile(path, data, 0o644)
-}
-
-// ReadStepper loads a stepper file.
-func ReadStepper(path string) (*Stepper, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	s := &Stepper{}
-	if err := json.Unmarshal(data, s); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return s, nil
 }
