@@ -1,0 +1,8 @@
+package variants
+
+import "idemlab/lab"
+
+// MariaDBOnly are the rows that only the MariaDB matrices have: mistakes
+// that MariaDB's dialect, driver or locking makes, which neither SQLite nor
+// PostgreSQL shows. On the other engines each of them has no row.
+var MariaDBOnly = []lab.Variant{}
