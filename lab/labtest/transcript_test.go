@@ -63,14 +63,23 @@ func raceTranscript() *Transcript {
 // the text padded to the widest line's width (at most 100), then the
 // result. It is kept as the wrong rendering TestTranscriptFits must reject.
 func unwrappedFrom(t *Transcript) string {
+	prefix := func(l *line) string {
+		switch {
+		case l.session == "":
+			return ""
+		case l.step > 0:
+			return fmt.Sprintf("%s%d: ", l.session, l.step)
+		}
+		return l.session + ": "
+	}
 	width := 0
 	for _, l := range t.lines {
-		width = max(width, len(l.prefix())+len(l.text))
+		width = max(width, len(prefix(l))+len(l.text))
 	}
 	width = min(width, 100)
 	var b strings.Builder
 	for _, l := range t.lines {
-		left, right := l.prefix()+l.text, l.note
+		left, right := prefix(l)+l.text, l.note
 		if l.result != nil {
 			right = "-> " + l.result.describe(l.op)
 		}

@@ -51,16 +51,3 @@ type SessionState struct {
 	// Answer is what a done session answered: "applied", "error (…): …".
 	Answer string `json:"answer,omitempty"`
 }
-
-// Line is one line of a transcript.
-type Line struct {
-	// Session is "" for the lab's own remarks (the schedule, a FAIL).
-	Session string `json:"session,omitempty"`
-	// Step is the statement's number in its session, 0 for a note.
-	Step int `json:"step,omitempty"`
-	// Text is the statement, or the note ("deliver …", "answer").
-	Text string `json:"text"`
-	// Result is what the database answered ("-> 1 row"), or a note in
-	// its place ("<waiting>", "applied").
-	Result string `json:"result,omitempty"`
-}

@@ -50,3 +50,56 @@ func WidestLine(s string) (line string, width int) {
 
 // wrapTokens are the words of a line, each with the spaces before it.
 var wrapTokens = regexp.MustCompile(` *[^ ]+| +$`)
+
+// WrapWords breaks s at spaces into lines of at most width runes, every
+// line after the first indented by indent spaces. A line that fits is kept
+// as it is; a word longer than a line is cut. It is how a transcript wraps
+// (RenderTranscript): unlike Wrap, it collapses the spaces of a line it
+// breaks, and it cuts a word no line can hold.
+func WrapWords(s string, width, indent int) []string {
+	if utf8.RuneCountInString(s) <= width {
+		return []string{s}
+	}
+	lead := len(s) - len(strings.TrimLeft(s, " "))
+	indent = min(indent, width/2)
+	var out []string
+	line, n := s[:lead], lead
+	fresh := true // the line has no word yet
+	flush := func() {
+		out = append(out, line)
+		line, n, fresh = strings.Repeat(" ", indent), indent, true
+	}
+	for _, w := range strings.Fields(s) {
+		wn := utf8.RuneCountInString(w)
+		if !fresh && n+1+wn > width {
+			flush()
+		}
+		if !fresh {
+			line += " "
+			n++
+		}
+		for n+wn > width { // a word longer than what is left of the line
+			cut := width - n
+			if cut <= 0 {
+				flush()
+				continue
+			}
+			line += string([]rune(w)[:cut])
+			w = string([]rune(w)[cut:])
+			wn -= cut
+			flush()
+		}
+		line += w
+		n += wn
+		fresh = false
+	}
+	if !fresh || len(out) == 0 {
+		out = append(out, line)
+	}
+	return out
+}
+
+// pad fills s with spaces to n runes.
+func pad(s string, n int) string {
+	return s + strings.Repeat(" ", max(0, n-utf8.RuneCountInString(s)))
+}
