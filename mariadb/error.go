@@ -1,7 +1,9 @@
 package mariadb
 
 import (
+	"context"
 	"errors"
+	"fmt"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -39,5 +41,17 @@ func Wrap(err error) error {
 	return &Error{Err: err, Number: me.Number}
 }
 
-// Classify is lab.Classify for an error of the MariaDB driver.
-func Classify(err error) error { return lab.Classify(Wrap(err)) }
+// Classify is lab.Classify for the error of a statement the MariaDB
+// driver ran with ctx. A caller who gave up leaves database/sql to roll
+// the transaction back on a goroutine of its own: a statement that loses
+// the race with that rollback, COMMIT included, reports only that the
+// transaction is already done (sql.ErrTxDone), and the driver answers
+// driver.ErrBadConn for a statement it did not send because its context
+// was done. Either would read as "other error". The caller's context says
+// what happened: the answer is busy.
+func Classify(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		err = fmt.Errorf("%w: %w", ctx.Err(), err)
+	}
+	return lab.Classify(Wrap(err))
+}

@@ -65,7 +65,7 @@ func TestClassify(t *testing.T) {
 	} {
 		me := &mysql.MySQLError{Number: c.number, Message: "from the server"}
 		for _, err := range []error{me, fmt.Errorf("exec: %w", me)} {
-			got := Classify(err)
+			got := Classify(context.Background(), err)
 			if kind := lab.ErrorKind(got); kind != c.want {
 				t.Errorf("ErrorKind(Classify(%v)) = %q, want %q", err, kind, c.want)
 			}
@@ -79,6 +79,11 @@ func TestClassify(t *testing.T) {
 	}
 	if Wrap(nil) != nil {
 		t.Errorf("Wrap(nil) = %v, want nil", Wrap(nil))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if got := Classify(ctx, sql.ErrTxDone); lab.ErrorKind(got) != "busy" {
+		t.Errorf("Classify(cancelled, %v) = %v, want busy", sql.ErrTxDone, got)
 	}
 	plain := errors.New("1213")
 	if Wrap(plain) != plain {
@@ -115,7 +120,7 @@ func TestRetry(t *testing.T) {
 		{1213, Attempts, Attempts, "busy"},
 		{1205, 1, 1, "busy"},
 	} {
-		f := &flaky{n: c.n, err: Classify(&mysql.MySQLError{Number: c.number})}
+		f := &flaky{n: c.n, err: Classify(context.Background(), &mysql.MySQLError{Number: c.number})}
 		_, err := Retry(f).Process(context.Background(), lab.Event{})
 		if got := lab.ErrorKind(err); got != c.want || f.calls != c.calls {
 			t.Errorf("Retry(fails %d× with %d).Process = %q after %d calls, want %q after %d", c.n, c.number, got, f.calls, c.want, c.calls)
