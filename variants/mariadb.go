@@ -1,8 +1,15 @@
 package variants
 
-import "idemlab/lab"
+import (
+	"idemlab/lab"
+	"idemlab/naive/foundrows"
+	"idemlab/naive/insertignore"
+)
 
 // MariaDBOnly are the rows that only the MariaDB matrices have: mistakes
 // that MariaDB's dialect, driver or locking makes, which neither SQLite nor
 // PostgreSQL shows. On the other engines each of them has no row.
-var MariaDBOnly = []lab.Variant{}
+var MariaDBOnly = []lab.Variant{
+	foundrows.Variant,
+	insertignore.Variant,
+}

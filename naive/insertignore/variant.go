@@ -1,0 +1,23 @@
+package insertignore
+
+import (
+	"database/sql"
+
+	"idemlab/correct"
+	"idemlab/lab"
+	"idemlab/mariadb"
+)
+
+// Variant describes this package to the lab.
+var Variant = lab.Variant{
+	Name:    "naive/insertignore",
+	Mistake: `INSERT IGNORE: a foreign key's refusal passes for a repeat`,
+	Schema:  correct.Schema,
+	DSN:     correct.DSN,
+	New:     func(db *sql.DB) lab.Processor { return correct.New(db) },
+	MariaDB: &lab.MariaDB{
+		Schema: correct.MariaDBSchema,
+		DSN:    mariadb.DSN,
+		New:    func(db *sql.DB) lab.Processor { return mariadb.Retry(NewMariaDB(db)) },
+	},
+}
