@@ -1,6 +1,11 @@
 package scenarios
 
-import "idemlab/lab/labtest"
+import (
+	"slices"
+
+	"idemlab/lab"
+	"idemlab/lab/labtest"
+)
 
 // MariaDB lists the scenarios run on MariaDB (InnoDB), in the order of its
 // matrices' columns: PostgreSQL's, which mean the same there (LockTimeout
@@ -21,7 +26,9 @@ import "idemlab/lab/labtest"
 // some and B in others, so a replayed interleaving does not do what the
 // run it replays did, and the lab stops it. correct applies both events
 // either way (it retries the 1213); the scenario needs an engine that takes
-// the server's choice of victim as a branch of its own.
+// the server's choice of victim as a branch of its own. DeadlockRace runs
+// the schedule that deadlocks, once, and holds both answers to "applied"
+// whichever delivery InnoDB rolls back.
 var MariaDB = []labtest.Scenario{
 	named("Duplicate"),
 	named("PayloadConflict"),
@@ -35,6 +42,8 @@ var MariaDB = []labtest.Scenario{
 	named("UnknownAccount"),
 	named("InvalidInput"),
 	named("DistinctEvents"),
+	{Name: "DeadlockRace", Short: "DLock", Claims: "C21, C25",
+		Shows: "two different events for one account, both written before either credits: InnoDB rolls one back (1213); both apply", Run: DeadlockRace},
 	{Name: "LockTimeout", Short: "Lock", Claims: "C14, C15, C25",
 		Shows: "the event's row held by an uncommitted delivery elsewhere: busy after innodb_lock_wait_timeout (1205), never duplicate; applies once later", Run: RowLockTimeout},
 }
@@ -47,4 +56,28 @@ func postgresNamed(name string) labtest.Scenario {
 		}
 	}
 	panic("scenarios: no PostgreSQL scenario " + name)
+}
+
+// DeadlockRace delivers two different events for one account at once, in
+// the one schedule in which MariaDB deadlocks them: B and A each BEGIN and
+// write their inbox row (whose foreign key share-locks the account), then
+// the deliveries go on in turn, so that A's credit waits for B's shared
+// lock and B's credit closes the cycle. InnoDB rolls one of them back with
+// 1213 (which one, the schedule does not decide: the two weigh the same),
+// and the delivery must be run again: both events apply, once each. A
+// deadlock says nothing about the event: never a duplicate.
+func DeadlockRace(r *labtest.Run) {
+	db := r.OpenScheduled()
+	a, b := credit("evt-7", 500), credit("evt-8", 700)
+	first := []string{"B", "B", "A", "A"}
+	answers, schedule := db.Interleave(func(step int, parked []string, robin string) string {
+		if step < len(first) && slices.Contains(parked, first[step]) {
+			return first[step]
+		}
+		return robin
+	}, []lab.Event{a}, []lab.Event{b})
+	r.WantCounts(answers, 2, 0, 0)
+	r.WantBalance(db, 1, 1200)
+	r.WantInbox(db, 2)
+	r.Notef("schedule %s: both applied; balance 1200", schedule)
 }

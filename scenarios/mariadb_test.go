@@ -41,7 +41,7 @@ func TestMariaDB(t *testing.T) {
 			golden, goldenErr := readMariaDBGolden(path)
 			rep := labtest.NewReport(scenarios.MariaDB, rows)
 			rep.Backend = labtest.MariaDBBackend(level)
-			t.Logf("idemlab-cells: %d", len(scenarios.MariaDB)*len(rows))
+			t.Logf("%s%d", report.CellsMarker, len(scenarios.MariaDB)*len(rows)) // progress for go run ./cmd/lab
 			var mu sync.Mutex
 			for _, sc := range scenarios.MariaDB {
 				t.Run(sc.Name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package variants
 
 import (
 	"idemlab/lab"
+	"idemlab/naive/deadlockasduplicate"
 	"idemlab/naive/foundrows"
 	"idemlab/naive/insertignore"
 )
@@ -10,6 +11,7 @@ import (
 // that MariaDB's dialect, driver or locking makes, which neither SQLite nor
 // PostgreSQL shows. On the other engines each of them has no row.
 var MariaDBOnly = []lab.Variant{
+	deadlockasduplicate.Variant,
 	foundrows.Variant,
 	insertignore.Variant,
 }
