@@ -235,7 +235,7 @@ func explainFailure(sc labtest.Scenario, v lab.Variant, cell *report.Cell, rerun
 		}
 		wrap(where+": "+f, 2)
 	}
-	fmt.Fprintf(&b, "transcript:\n%s", indent(cell.Transcript))
+	fmt.Fprintf(&b, "transcript:\n%s", indent(cell.Text()))
 	fmt.Fprintf(&b, "this cell alone:\n%s", indent(rerun))
 	return strings.TrimSuffix(b.String(), "\n")
 }
@@ -303,9 +303,9 @@ func TestTranscriptsRepeat(t *testing.T) {
 			}
 			t.Run(sc.Name+"/"+v.Name, func(t *testing.T) {
 				first, second := labtest.RunCell(t, sc, v), labtest.RunCell(t, sc, v)
-				if first.Transcript != second.Transcript {
+				if first.Text() != second.Text() {
 					t.Errorf("%s × %s: two runs gave different transcripts:\n--- first\n%s--- second\n%s",
-						v.Name, sc.Name, first.Transcript, second.Transcript)
+						v.Name, sc.Name, first.Text(), second.Text())
 				}
 			})
 		}
@@ -341,14 +341,15 @@ var pinnedTranscripts = []string{"Race", "ConflictRace", "Rollback", "LockTimeou
 // writes the file with -update.
 func checkTranscript(t *testing.T, sc labtest.Scenario, v lab.Variant, cell *report.Cell) {
 	path := filepath.Join("testdata", "transcripts", sc.Name, strings.ReplaceAll(v.Name, "/", "_")+".txt")
-	if err := fits(cell.Transcript); err != nil {
+	text := cell.Text()
+	if err := fits(text); err != nil {
 		t.Errorf("%s × %s: the transcript has %v", v.Name, sc.Name, err)
 	}
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(path, []byte(cell.Transcript), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -357,9 +358,9 @@ func checkTranscript(t *testing.T, sc labtest.Scenario, v lab.Variant, cell *rep
 	if err != nil {
 		t.Fatalf("%v\nto create it: go test ./scenarios -update", err)
 	}
-	if cell.Transcript != string(want) {
+	if text != string(want) {
 		t.Errorf("%s × %s: the transcript differs from\n%s:\n%s\nif that is intended: go test ./scenarios -update",
-			v.Name, sc.Name, path, firstDifference(string(want), cell.Transcript))
+			v.Name, sc.Name, path, firstDifference(string(want), text))
 	}
 }
 

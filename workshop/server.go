@@ -100,7 +100,7 @@ func Handler(d *Data) (http.Handler, error) {
 		"mark":      func(c *report.Cell) string { return c.Mark() },
 		"verdict":   func(c *report.Cell) string { return markClass(c.Mark()) },
 		"markClass": markClass,
-		"lanes":     func(text string) Lanes { return LanesOf(ParseTranscript(text)) },
+		"lanes":     LanesOf,
 		"at": func(xs []string, i int) string {
 			if i < len(xs) {
 				return xs[i]

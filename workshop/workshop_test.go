@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,11 @@ func testData(t *testing.T) *Data {
 	st := fixture(t)
 	rep := report.New([]report.ScenarioInfo{{Name: "Race", Short: "Race", Shows: "two at once", Claims: "C3"}},
 		[]report.VariantResults{{Name: "correct"}, {Name: "naive/checkthenact", Mistake: "check, then act"}})
-	rep.Set("correct", "Race", &report.Cell{Pass: true, Detail: "ok", Transcript: "A1: BEGIN IMMEDIATE  -> ok\nB1: BEGIN IMMEDIATE  <waiting>\nA2: COMMIT  -> ok\nB1: BEGIN IMMEDIATE  -> ok\n"})
+	rep.Set("correct", "Race", &report.Cell{Pass: true, Detail: "ok", Lines: []report.Line{
+		{Session: "A", Step: 1, Text: "BEGIN IMMEDIATE", Result: "-> ok", Kind: report.KindStatement},
+		{Session: "B", Step: 1, Text: "BEGIN IMMEDIATE", Result: "<waiting>", Kind: report.KindWait},
+		{Session: "A", Step: 2, Text: "COMMIT", Result: "-> ok", Kind: report.KindStatement},
+		{Session: "B", Step: 1, Text: "BEGIN IMMEDIATE", Result: "-> ok", Kind: report.KindStatement}}})
 	rep.Set("naive/checkthenact", "Race", &report.Cell{Detail: "credited twice", Failures: []string{"balance of account 1 = 1000, want 500"}})
 	return &Data{Report: rep, Stepper: st, Diffs: map[string]string{"naive/checkthenact": "diff --git a/x b/x\n--- correct/process.go\n+++ naive/checkthenact/process.go\n@@ -1,2 +1,2 @@\n same\n-old\n+new\n"},
 		Claims: "## C1–C26\n\n### C3. Check-then-act credits twice\nTwo deliveries both read.\n\nShown by: scenario `Race`; `naive/checkthenact`\n"}
@@ -180,20 +185,50 @@ func TestTreeServedFast(t *testing.T) {
 	t.Logf("tree of %d bytes served in %v", w.Body.Len(), time.Since(start))
 }
 
-func TestParseTranscript(t *testing.T) {
-	lines := ParseTranscript("A: deliver e\nA1: SELECT 1   -> no row\nB1: BEGIN IMMEDIATE   <waiting>\nschedule: A1 B1\nFAIL: balance\n")
-	want := []report.Line{{Session: "A", Text: "deliver e"}, {Session: "A", Step: 1, Text: "SELECT 1", Result: "-> no row"},
-		{Session: "B", Step: 1, Text: "BEGIN IMMEDIATE", Result: "<waiting>"}, {Text: "schedule: A1 B1"}, {Text: "FAIL: balance"}}
-	if len(lines) != len(want) {
-		t.Fatalf("ParseTranscript = %v, want %v", lines, want)
+// TestLanesOf draws a transcript's lines as they were logged: a row per
+// line, a remark of several lines a row per line (the mark of a broken
+// guarantee on its first), a newline in a statement written \n as the
+// terminal writes it, and a bar in the lane of a session that waits for
+// the lock, from its wait to its statement's result.
+func TestLanesOf(t *testing.T) {
+	lines := []report.Line{
+		{Session: "A", Text: "deliver e", Kind: report.KindNote},
+		{Session: "A", Step: 1, Text: "SELECT 1", Result: "-> no row", Kind: report.KindStatement},
+		{Session: "B", Step: 1, Text: "BEGIN IMMEDIATE", Result: "<waiting>", Kind: report.KindWait},
+		{Session: "A", Step: 2, Text: "SELECT 'a\nb'", Result: "-> 1 row", Kind: report.KindStatement},
+		{Session: "B", Step: 1, Text: "BEGIN IMMEDIATE", Result: "-> ok", Kind: report.KindStatement},
+		{Text: "FAIL: balance\n  of account 1\n", Kind: report.KindFail},
 	}
-	for i := range want {
-		if lines[i] != want[i] {
-			t.Errorf("line %d = %+v, want %+v", i, lines[i], want[i])
-		}
+	type row struct{ raw, label, kind, lanes string }
+	want := []row{
+		{"A: deliver e", "A", report.KindNote, "A."},
+		{"A1: SELECT 1  -> no row", "A1", report.KindStatement, "A."},
+		{"B1: BEGIN IMMEDIATE  <waiting>", "B1", report.KindWait, ".B"},
+		{`A2: SELECT 'a\nb'  -> 1 row`, "A2", report.KindStatement, "Aw"},
+		{"B1: BEGIN IMMEDIATE  -> ok", "B1", report.KindStatement, ".B"},
+		{"FAIL: balance", "", report.KindFail, ".."},
+		{"  of account 1", "", report.KindRemark, ".."},
 	}
 	lanes := LanesOf(lines)
-	if kinds := []string{lanes.Rows[2].Kind, lanes.Rows[4].Kind}; kinds[0] != "wait" || kinds[1] != "fail" {
-		t.Errorf("kinds = %v, want wait and fail", kinds)
+	if strings.Join(lanes.Sessions, " ") != "A B" {
+		t.Errorf("LanesOf(…).Sessions = %v, want [A B]", lanes.Sessions)
+	}
+	var got []row
+	for _, r := range lanes.Rows {
+		cells := ""
+		for i, c := range r.Cells {
+			switch {
+			case c.Here:
+				cells += lanes.Sessions[i]
+			case c.Waiting:
+				cells += "w"
+			default:
+				cells += "."
+			}
+		}
+		got = append(got, row{r.Raw, r.Label, r.Kind, cells})
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("LanesOf(…) rows =\n%q\nwant\n%q", got, want)
 	}
 }

@@ -110,13 +110,15 @@ func testReport() *report.Report {
 		},
 		Variants: []report.VariantResults{
 			{Name: "correct", Results: map[string]*report.Cell{
-				"Duplicate": {Pass: true, Detail: "applied once", Transcript: "A: deliver\n"},
-				"Race":      {Pass: true, Detail: "one applied, one duplicate", Transcript: "A: deliver\nB: deliver\n"},
+				"Duplicate": {Pass: true, Detail: "applied once", Lines: []report.Line{{Session: "A", Text: "deliver", Kind: report.KindNote}}},
+				"Race": {Pass: true, Detail: "one applied, one duplicate", Lines: []report.Line{
+					{Session: "A", Text: "deliver", Kind: report.KindNote}, {Session: "B", Text: "deliver", Kind: report.KindNote}}},
 			}},
 			{Name: "naive/checkthenact", Mistake: "reads, then writes", Results: map[string]*report.Cell{
-				"Duplicate": {Pass: false, Detail: "balance 1000, want 500", Failures: []string{"balance 1000, want 500"}, Transcript: "A: x\n"},
+				"Duplicate": {Pass: false, Detail: "balance 1000, want 500", Failures: []string{"balance 1000, want 500"},
+					Lines: []report.Line{{Session: "A", Text: "x", Kind: report.KindNote}}},
 				"Race": {Pass: false, Detail: "two credits", Failures: []string{"two credits", "inbox has 1 row"},
-					Transcript: "A: SELECT\nB: SELECT\n"},
+					Lines: []report.Line{{Session: "A", Text: "SELECT", Kind: report.KindNote}, {Session: "B", Text: "SELECT", Kind: report.KindNote}}},
 			}},
 			{Name: "naive/unrun", Mistake: "never run", Results: map[string]*report.Cell{
 				"Race": {Pass: false, Detail: "line one\nline two"},
@@ -205,8 +207,8 @@ func TestJSONCarriesTheReport(t *testing.T) {
 		t.Errorf("renderJSON: variant 2 mistake = %q, want %q", v.Mistake, "reads, then writes")
 	}
 	c := got.Cell("naive/checkthenact", "Race")
-	if c == nil || c.Detail != "two credits" || c.Transcript == "" || len(c.Failures) != 2 {
-		t.Errorf("renderJSON: naive/checkthenact × Race = %+v, want its detail, failures and transcript", c)
+	if c == nil || c.Detail != "two credits" || !slices.Equal(c.Lines, testReport().Cell("naive/checkthenact", "Race").Lines) || len(c.Failures) != 2 {
+		t.Errorf("renderJSON: naive/checkthenact × Race = %+v, want its detail, failures and transcript's lines", c)
 	}
 	again, err := renderJSON([]*report.Report{testReport()})
 	if err != nil || !bytes.Equal(data, again) {

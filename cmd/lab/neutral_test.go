@@ -24,7 +24,8 @@ func neutralReport() *report.Report {
 	rep.Variants = append(rep.Variants, report.VariantResults{Name: "naive/trigger", Mistake: "credits by a trigger",
 		Results: map[string]*report.Cell{
 			"Duplicate": {Pass: true, Detail: "applied once"},
-			"Race": {Pass: true, Neutral: neutralWhy, Detail: neutralWhy, Transcript: "A: deliver\nCANNOT JUDGE: the fault 'before the UPDATE of accounts' never\n    fired\n",
+			"Race": {Pass: true, Neutral: neutralWhy, Detail: neutralWhy, Lines: []report.Line{{Session: "A", Text: "deliver", Kind: report.KindNote},
+				{Text: "CANNOT JUDGE: the fault 'before the UPDATE of accounts' never fired", Kind: report.KindRemark}},
 				Permutations: []report.Permutation{
 					{Schedule: "A1 B1", Outcome: "A applied, B duplicate; balance 500", Neutral: neutralWhy},
 					{Schedule: "B1 A1", Outcome: "B applied, A duplicate; balance 500"},

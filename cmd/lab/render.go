@@ -111,8 +111,9 @@ func renderMatrices(reps []*report.Report, evidence bool, flag string) string {
 // wrote, as it is, so that a program can render the kit without reading Go:
 // each scenario's short name, what it shows, its claims and whether it is a
 // limit; each variant's mistake; each cell's verdict, evidence, failures
-// with the line that found them, transcript and interleavings. Go sorts
-// the keys of the results maps, so the text is deterministic.
+// with the line that found them, transcript (its lines: session, step,
+// text, result and kind) and interleavings. Go sorts the keys of the
+// results maps, so the text is deterministic.
 //
 // One backend gives one report, as an object; several (-backend=pg) give
 // an array of them, each saying its backend.
@@ -279,13 +280,10 @@ func renderExplain(rep *report.Report, variant, scenario string) (string, error)
 		}
 	}
 	b.WriteString("transcript:\n")
-	switch {
-	case c.Transcript == "":
+	if transcript := c.Text(); transcript == "" {
 		b.WriteString("(empty)\n")
-	case strings.HasSuffix(c.Transcript, "\n"):
-		b.WriteString(c.Transcript)
-	default:
-		b.WriteString(c.Transcript + "\n")
+	} else {
+		b.WriteString(transcript)
 	}
 	if name, ok := strings.CutPrefix(v.Name, "exercises/"); ok {
 		fmt.Fprintf(&b, "the same check: go test ./checks -exercise=%s -exercise.show=%s\n", name, s.Name)

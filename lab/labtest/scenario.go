@@ -97,6 +97,7 @@ func RunCell(t *testing.T, sc Scenario, v lab.Variant) *report.Cell {
 				Detail:       run.Detail(),
 				Failures:     run.Failures(),
 				Where:        run.Where(),
+				Lines:        run.Transcript.Lines(),
 				Transcript:   run.Transcript.String(),
 				Permutations: run.Permutations,
 			}
@@ -182,6 +183,7 @@ func stoppedCell(r *Run, why string) *report.Cell {
 		Detail:       failures[0],
 		Failures:     failures,
 		Where:        append(r.Where(), ""),
+		Lines:        r.Transcript.Lines(),
 		Transcript:   r.Transcript.String(),
 		Permutations: r.Permutations,
 	}

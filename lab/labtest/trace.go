@@ -25,6 +25,7 @@ func TraceCell(t *testing.T, sc Scenario, v lab.Variant) *report.Cell {
 			Detail:       r.Detail(),
 			Failures:     r.Failures(),
 			Where:        r.Where(),
+			Lines:        r.Transcript.Lines(),
 			Transcript:   r.Transcript.String(),
 			Permutations: r.Permutations,
 		}
@@ -40,24 +41,6 @@ func traceOf(decisions []decision, t *Transcript) *report.Trace {
 		tr.Decisions = append(tr.Decisions, report.Decision{Sessions: d.view, Lines: d.lines})
 	}
 	return tr
-}
-
-// Lines returns the transcript as lines, each rendered as String renders it
-// but unpadded: a statement's session and step ("B", 2), its text, and its
-// result ("-> 1 row", "-> error: …") or note ("<waiting>"). A statement
-// that waited has two lines, the "<waiting>" one and the one with its result.
-func (t *Transcript) Lines() []report.Line {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	out := make([]report.Line, len(t.lines))
-	for i, l := range t.lines {
-		right := l.note
-		if l.result != nil {
-			right = "-> " + l.result.describe(l.op)
-		}
-		out[i] = report.Line{Session: l.session, Step: l.step, Text: escapeControls(l.text), Result: escapeControls(right)}
-	}
-	return out
 }
 
 // view describes every session as the scheduler sees it before a decision.

@@ -92,6 +92,48 @@ func (t *Transcript) From(n int) string {
 	return report.RenderTranscript(lines[min(n, len(lines)):], TranscriptWidth)
 }
 
+// Lines returns the transcript as it is now, a report.Line per line: a
+// statement's session and step ("B", 2), its text with the arguments in
+// place, its result ("-> 1 row", "-> error: …") or note ("<waiting>"),
+// control characters written as Go escapes, and its kind (kindOf). A
+// statement that waited has two lines, the "<waiting>" one and the one
+// with its result.
+func (t *Transcript) Lines() []report.Line {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]report.Line, len(t.lines))
+	for i, l := range t.lines {
+		right := l.note
+		if l.result != nil {
+			right = "-> " + l.result.describe(l.op)
+		}
+		out[i] = report.Line{Session: l.session, Step: l.step, Text: escapeControls(l.text), Result: escapeControls(right)}
+		out[i].Kind = kindOf(out[i])
+	}
+	return out
+}
+
+// kindOf tells what l is by what the lab writes for each kind: a wait's
+// note, an injected fault's error, a killed process's notes and remark, a
+// cancelled caller's note, a broken guarantee's remark; else a remark of
+// the lab, a statement, or a session's note.
+func kindOf(l report.Line) string {
+	switch {
+	case l.Result == "<waiting>":
+		return report.KindWait
+	case strings.Contains(l.Result, "injected") || strings.Contains(l.Result, "killed") ||
+		strings.Contains(l.Text, "the process was killed") || strings.HasPrefix(l.Result, "<cancel"):
+		return report.KindFault
+	case strings.HasPrefix(l.Text, "FAIL: "):
+		return report.KindFail
+	case l.Session == "":
+		return report.KindRemark
+	case l.Step > 0:
+		return report.KindStatement
+	}
+	return report.KindNote
+}
+
 // TranscriptWidth is the widest line, in runes, of a rendered transcript
 // (report.TranscriptWidth).
 const TranscriptWidth = report.TranscriptWidth

@@ -34,8 +34,13 @@ type Cell struct {
 	// that reported it, or "" for one the harness found on its own (a
 	// broken invariant).
 	Where []string `json:"where,omitempty"`
-	// Transcript is the run's full transcript.
-	Transcript string `json:"transcript,omitempty"`
+	// Lines is the run's full transcript, a line per step.
+	Lines []Line `json:"lines,omitempty"`
+	// Transcript is Lines as text (Text), set by the engine for the
+	// checks that print a cell's failure in the process that ran it. It
+	// is not written to JSON: a program that reads a report renders
+	// Lines.
+	Transcript string `json:"-"`
 	// Permutations lists every interleaving a scenario enumerated.
 	Permutations []Permutation `json:"permutations,omitempty"`
 }
@@ -90,6 +95,10 @@ func (c *Cell) Mark() string {
 	}
 	return Pass
 }
+
+// Text renders the cell's transcript (Lines) as the terminal shows it, in
+// TranscriptWidth columns.
+func (c *Cell) Text() string { return RenderTranscript(c.Lines, TranscriptWidth) }
 
 // IsNeutral reports whether the cell could not judge the handler.
 func (c *Cell) IsNeutral() bool { return c.Pass && c.Neutral != "" }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -326,7 +327,8 @@ func TestFinished(t *testing.T) {
 	dir := t.TempDir()
 	test := "TestScenarios/Race/naive/checkthenact"
 	f := Finished{Backend: SQLite, Scenario: ScenarioInfo{Name: "Race", Short: "Race"}, Variant: "naive/checkthenact",
-		Mistake: "check, then act", Cell: &Cell{Pass: false, Detail: "balance 1000, want 500", Transcript: "A1: SELECT\n"}}
+		Mistake: "check, then act", Cell: &Cell{Pass: false, Detail: "balance 1000, want 500",
+			Lines: []Line{{Session: "A", Step: 1, Text: "SELECT", Result: "-> no row", Kind: KindStatement}}}}
 	if err := WriteFinished(dir, test, f); err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +336,7 @@ func TestFinished(t *testing.T) {
 		t.Errorf("ReadFinished(another test) error = %v, want fs.ErrNotExist", err)
 	}
 	got, err := ReadFinished(dir, test)
-	if err != nil || got.Cell.Transcript != f.Cell.Transcript || got.Variant != f.Variant {
+	if err != nil || !slices.Equal(got.Cell.Lines, f.Cell.Lines) || got.Variant != f.Variant {
 		t.Fatalf("ReadFinished(WriteFinished(f)) = %+v, %v; want f", got, err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {

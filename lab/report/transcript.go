@@ -24,7 +24,20 @@ type Line struct {
 	// Result is what the database answered ("-> 1 row"), or a note in
 	// its place ("<waiting>", "applied"); "" for a remark.
 	Result string `json:"result,omitempty"`
+	// Kind says what the line is, for drawing it: KindStatement,
+	// KindNote, KindWait, KindFault, KindFail or KindRemark.
+	Kind string `json:"kind"`
 }
+
+// The kinds of a transcript line (Line.Kind).
+const (
+	KindStatement = "stmt"   // a statement and the database's answer
+	KindNote      = "note"   // a session's note: a delivery starts, answers
+	KindWait      = "wait"   // a statement that waits for a lock another session holds
+	KindFault     = "fault"  // a fault the lab injected, a process it killed, a caller that cancels
+	KindFail      = "fail"   // the lab's remark that a guarantee broke ("FAIL: …")
+	KindRemark    = "remark" // the lab's other remarks: the schedule, a story
+)
 
 // Label names the line's statement as a schedule does, "A2"; a session's
 // note by its session, "A"; and a remark "".
