@@ -9,18 +9,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"idemlab/lab/labtest"
 	"idemlab/lab/report"
 )
-
-// TestEnvPostgres keeps the name of the server variable that the command
-// reads (report.EnvPostgres) the one the engine connects by
-// (labtest.EnvPostgres).
-func TestEnvPostgres(t *testing.T) {
-	if report.EnvPostgres != labtest.EnvPostgres {
-		t.Errorf("report.EnvPostgres = %q, want labtest.EnvPostgres = %q", report.EnvPostgres, labtest.EnvPostgres)
-	}
-}
 
 func TestParseBackend(t *testing.T) {
 	for _, tt := range []struct {

@@ -52,7 +52,7 @@ import (
 // connect to as a role allowed to create databases, e.g.
 // postgres:///postgres?host=/var/run/postgresql. Without it the PostgreSQL
 // tests skip.
-const EnvPostgres = "IDEMLAB_PG"
+const EnvPostgres = report.EnvPostgres
 
 // Server is the PostgreSQL database the lab works in: created by
 // connectPostgres for this test process, dropped by Close.
