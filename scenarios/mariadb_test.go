@@ -41,6 +41,7 @@ func TestMariaDB(t *testing.T) {
 			golden, goldenErr := readMariaDBGolden(path)
 			rep := labtest.NewReport(scenarios.MariaDB, rows)
 			rep.Backend = labtest.MariaDBBackend(level)
+			keepReport(rep)
 			t.Logf("%s%d", report.CellsMarker, len(scenarios.MariaDB)*len(rows)) // progress for go run ./cmd/lab
 			var mu sync.Mutex
 			for _, sc := range scenarios.MariaDB {
