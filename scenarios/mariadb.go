@@ -10,25 +10,19 @@ import (
 // MariaDB lists the scenarios run on MariaDB (InnoDB), in the order of its
 // matrices' columns: PostgreSQL's, which mean the same there (LockTimeout
 // told with a row lock, which innodb_lock_wait_timeout ends with 1205),
-// except two.
+// but Property, and one of its own, DeadlockRace.
 //
 // Property is left out: its deliveries while the tables are locked end by
 // cancelling the waiting statement with pg_cancel_backend, which the lab
 // has no MariaDB form of yet (KILL QUERY is the candidate), and its Reset
 // writes with $1 placeholders.
 //
-// DistinctRace is left out: on MariaDB two different events for one
-// account deadlock (the inbox row's foreign key share-locks the account,
-// and each credit waits for the other's shared lock), and which of the two
-// InnoDB rolls back is not decided by the schedule. The two transactions
-// weigh the same, and in runs of one schedule, B1 B2 A1 A2 A3 B3 (A's
-// credit waiting, seen, then B's closing the cycle), the victim was A in
-// some and B in others, so a replayed interleaving does not do what the
-// run it replays did, and the lab stops it. correct applies both events
-// either way (it retries the 1213); the scenario needs an engine that takes
-// the server's choice of victim as a branch of its own. DeadlockRace runs
-// the schedule that deadlocks, once, and holds both answers to "applied"
-// whichever delivery InnoDB rolls back.
+// DistinctRace runs as on PostgreSQL, but what it shows differs: two
+// different events for one account deadlock on MariaDB (each inbox row's
+// foreign key share-locks the account, and each credit waits for the
+// other's shared lock), and InnoDB rolls one back with 1213 in the
+// interleavings that write both rows before either credits. DeadlockRace
+// runs one such schedule alone.
 var MariaDB = []labtest.Scenario{
 	named("Duplicate"),
 	named("PayloadConflict"),
@@ -38,6 +32,7 @@ var MariaDB = []labtest.Scenario{
 	named("Race"),
 	named("ConflictRace"),
 	postgresNamed("AbortRace"),
+	postgresNamed("DistinctRace"),
 	named("SourceScope"),
 	named("UnknownAccount"),
 	named("InvalidInput"),
@@ -59,13 +54,13 @@ func postgresNamed(name string) labtest.Scenario {
 }
 
 // DeadlockRace delivers two different events for one account at once, in
-// the one schedule in which MariaDB deadlocks them: B and A each BEGIN and
-// write their inbox row (whose foreign key share-locks the account), then
-// the deliveries go on in turn, so that A's credit waits for B's shared
-// lock and B's credit closes the cycle. InnoDB rolls one of them back with
-// 1213 (which one, the schedule does not decide: the two weigh the same),
+// a schedule in which MariaDB deadlocks them: B and A each BEGIN and write
+// their inbox row (whose foreign key share-locks the account), then the
+// deliveries go on in turn, so that A's credit waits for B's shared lock
+// and B's credit closes the cycle. InnoDB rolls one of them back with 1213,
 // and the delivery must be run again: both events apply, once each. A
-// deadlock says nothing about the event: never a duplicate.
+// deadlock says nothing about the event: never a duplicate. The scenario
+// asks only what holds whichever transaction InnoDB picks.
 func DeadlockRace(r *labtest.Run) {
 	db := r.OpenScheduled()
 	a, b := credit("evt-7", 500), credit("evt-8", 700)

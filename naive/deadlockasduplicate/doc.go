@@ -17,5 +17,5 @@ package deadlockasduplicate
 // account deadlock (each inbox row's foreign key share-locks the account,
 // and each credit waits for the other's shared lock), InnoDB rolls one
 // back, and this handler answers it "duplicate": the provider stops
-// retrying an event that was never applied. Caught by DeadlockRace at
-// every level.
+// retrying an event that was never applied. Caught by DistinctRace and
+// DeadlockRace at every level.
