@@ -21,7 +21,11 @@
 // whole matrix on it (every scenario of scenarios.All that is not a limit
 // of the pattern), held to the correct standard, plus the exercise's own
 // targeted checks. A fix that breaks a guarantee the starting point kept
-// fails, and names it.
+// fails, and names it. Each of exercises 1 to 9 ends with a search, a
+// model-based rapid property over every dimension its guarantee depends on
+// (property.go, ledger.go; its dimensions are in its check's doc), whose
+// counterexample is told as the shortest story it found, with the seed
+// that replays it.
 package checks
 
 import (
@@ -314,6 +318,16 @@ type Check[I any] func(c *Checker, impl I)
 // matrix, the scenarios named in first first, then the exercise's own.
 func Handler(first []string, own ...labtest.Scenario) Check[lab.Variant] {
 	return func(c *Checker, v lab.Variant) { c.Matrix(v, first, own...) }
+}
+
+// Repair is the check of an exercise that repairs a handler: the whole
+// matrix, the scenarios named in first first, then the exercise's own, then
+// its search (a ledger property, see repairSearch).
+func Repair(first []string, search Check[lab.Variant], own ...labtest.Scenario) Check[lab.Variant] {
+	return func(c *Checker, v lab.Variant) {
+		c.Matrix(v, first, own...)
+		search(c, v)
+	}
 }
 
 // report is what the check ran, as the matrix test reports it: a row per

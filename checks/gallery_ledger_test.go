@@ -34,6 +34,16 @@ type ledger struct {
 	pragmaInTx        bool // PRAGMA foreign_keys = ON inside the transaction
 	compensate        bool // two transactions, and a DELETE of the row when the credit fails
 	prefixSource      bool // the key folded into event_id: "source:event_id"
+
+	pragmaOnce     bool // PRAGMA foreign_keys = ON run once, on the pool, by New
+	pragmaOnPool   bool // PRAGMA foreign_keys = ON run on the pool before each BEGIN
+	rowCheck       bool // the credit refuses an UPDATE that changed no row, as correct's does
+	uniqueCompares bool // a UNIQUE violation rolled back, then compared on the pool: duplicate or conflict
+	commitLookup   bool // a failed COMMIT looked up on the pool: the row there means applied
+	noRowIsInvalid bool // the duplicate branch's lookup finding no row answers invalid event
+	preReadBalance bool // the balance read on the pool before BEGIN; the credit sets it to that plus the amount
+	uniqueByRows   bool // with effectFirst: INSERT … ON CONFLICT DO NOTHING; no row inserted rolls back, then compares on the pool
+	keyString      bool // the key in one column, event_key, written and looked up as lab.Key's String: source/event_id
 }
 
 func (l ledger) variant(name string) lab.Variant {
@@ -46,7 +56,13 @@ func (l ledger) variant(name string) lab.Variant {
 		dsn = l.dsn
 	}
 	return lab.Variant{Name: name, Mistake: "a wrong fix", Schema: schema, DSN: dsn,
-		New: func(db *sql.DB) lab.Processor { return &ledgerHandler{l, db} }}
+		New: func(db *sql.DB) lab.Processor {
+			if l.pragmaOnce {
+				db.Exec(`PRAGMA foreign_keys = ON`)
+			}
+
+			return &ledgerHandler{l, db}
+		}}
 }
 
 type ledgerHandler struct {
@@ -60,9 +76,15 @@ type execer interface {
 	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
 }
 
-func (h *ledgerHandler) classify(err error) error {
+// classify is correct's: lab.Classify, after asking the caller's context
+// (a statement that lost the race with database/sql's rollback of a
+// cancelled call reports only sql.ErrTxDone).
+func (h *ledgerHandler) classify(ctx context.Context, err error) error {
 	if h.rawErrors {
 		return err
+	}
+	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		err = fmt.Errorf("%w: %w", ctx.Err(), err)
 	}
 	return lab.Classify(err)
 }
@@ -86,8 +108,15 @@ func (h *ledgerHandler) Process(ctx context.Context, e lab.Event) (lab.Outcome, 
 	}
 	compare := func(x execer) (lab.Outcome, error) {
 		var account, amount int64
-		if err := x.QueryRowContext(ctx, lookup, e.Source, id).Scan(&account, &amount); err != nil {
-			return 0, h.classify(err)
+		args := []any{e.Source, id}
+		if h.keyString {
+			lookup, args = `SELECT account_id, amount FROM inbox WHERE event_key = $1`, []any{e.Key().String()}
+		}
+		if err := x.QueryRowContext(ctx, lookup, args...).Scan(&account, &amount); err != nil {
+			if h.noRowIsInvalid && errors.Is(err, sql.ErrNoRows) {
+				return 0, fmt.Errorf("%w: the schema refused %s", lab.ErrInvalidEvent, e.Key())
+			}
+			return 0, h.classify(ctx, err)
 		}
 		if !h.noCompare && (account != e.AccountID || amount != e.Amount) {
 			return 0, fmt.Errorf("%w: %s", lab.ErrPayloadConflict, e.Key())
@@ -97,38 +126,67 @@ func (h *ledgerHandler) Process(ctx context.Context, e lab.Event) (lab.Outcome, 
 	if h.seenOutside {
 		var n int
 		if err := h.db.QueryRowContext(ctx, `SELECT count(*) FROM inbox WHERE source = $1 AND event_id = $2`, e.Source, id).Scan(&n); err != nil {
-			return 0, h.classify(err)
+			return 0, h.classify(ctx, err)
 		}
 		if n > 0 {
 			return compare(h.db)
 		}
 	}
 
+	var before int64
+	if h.preReadBalance {
+		if err := h.db.QueryRowContext(ctx, `SELECT balance FROM accounts WHERE id = $1`, e.AccountID).Scan(&before); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return 0, h.classify(ctx, err)
+		}
+	}
+	if h.pragmaOnPool {
+		if _, err := h.db.ExecContext(ctx, `PRAGMA foreign_keys = ON`); err != nil {
+			return 0, h.classify(ctx, err)
+		}
+	}
 	var x execer = h.db
 	var tx *sql.Tx
 	if !h.noTx {
 		var err error
 		if tx, err = h.db.BeginTx(ctx, nil); err != nil {
-			return 0, h.classify(err)
+			return 0, h.classify(ctx, err)
 		}
 		defer tx.Rollback()
 		x = tx
 	}
 	if h.pragmaInTx {
 		if _, err := x.ExecContext(ctx, `PRAGMA foreign_keys = ON`); err != nil {
-			return 0, h.classify(err)
+			return 0, h.classify(ctx, err)
 		}
 	}
 	credit := func() error {
-		_, err := x.ExecContext(ctx, `UPDATE accounts SET balance = balance + $1 WHERE id = $2`, e.Amount, e.AccountID)
-		return err
+		var res sql.Result
+		var err error
+		if h.preReadBalance {
+			res, err = x.ExecContext(ctx, `UPDATE accounts SET balance = $1 WHERE id = $2`, before+e.Amount, e.AccountID)
+		} else {
+			res, err = x.ExecContext(ctx, `UPDATE accounts SET balance = balance + $1 WHERE id = $2`, e.Amount, e.AccountID)
+		}
+		if err != nil || !h.rowCheck {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return fmt.Errorf("%w: crediting account %d changed no row", lab.ErrUnknownAccount, e.AccountID)
+		}
+		return nil
 	}
 	if h.effectFirst {
 		if err := credit(); err != nil {
-			return 0, h.classify(err)
+			return 0, h.classify(ctx, err)
 		}
 	}
-	res, err := x.ExecContext(ctx, insert, e.Source, id, e.AccountID, e.Amount)
+	args := []any{e.Source, id, e.AccountID, e.Amount}
+	if h.keyString {
+		insert = `INSERT INTO inbox (source, event_id, account_id, amount, event_key) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (event_key) DO NOTHING`
+		args = append(args, e.Key().String())
+	}
+	res, err := x.ExecContext(ctx, insert, args...)
 	var serr *sqlite.Error
 	switch {
 	case err != nil && h.anyErrIsDuplicate:
@@ -136,19 +194,38 @@ func (h *ledgerHandler) Process(ctx context.Context, e lab.Event) (lab.Outcome, 
 	case err != nil && h.uniqueIsDuplicate && errors.As(err, &serr) &&
 		(serr.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY || serr.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE):
 		return lab.Duplicate, nil
+	case err != nil && h.uniqueCompares && errors.As(err, &serr) &&
+		(serr.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY || serr.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE):
+		if tx != nil {
+			tx.Rollback()
+		}
+		return compare(h.db)
 	case err != nil:
-		return 0, h.classify(err)
+		return 0, h.classify(ctx, err)
 	}
 	inserted, err := res.RowsAffected()
 	if err != nil {
 		return 0, err
 	}
+	if inserted == 0 && h.uniqueByRows {
+		tx.Rollback() // the credit made before the INSERT
+		return compare(h.db)
+	}
 	if inserted == 0 {
-		return compare(x)
+		o, err := compare(x)
+		if err != nil || tx == nil {
+			return o, err
+		}
+		// As correct's: the transaction that found the stored row commits
+		// (it wrote nothing), and a failed COMMIT is the delivery's error.
+		if err := tx.Commit(); err != nil {
+			return 0, h.classify(ctx, err)
+		}
+		return o, nil
 	}
 	if h.commitBetween || h.compensate {
 		if err := tx.Commit(); err != nil {
-			return 0, h.classify(err)
+			return 0, h.classify(ctx, err)
 		}
 		x = h.db
 	}
@@ -157,15 +234,28 @@ func (h *ledgerHandler) Process(ctx context.Context, e lab.Event) (lab.Outcome, 
 			if h.compensate {
 				h.db.ExecContext(ctx, `DELETE FROM inbox WHERE source = $1 AND event_id = $2`, e.Source, id)
 			}
-			return 0, h.classify(err)
+			return 0, h.classify(ctx, err)
 		}
 	}
 	if tx != nil && !h.commitBetween && !h.compensate {
 		if err := tx.Commit(); err != nil {
-			return 0, h.classify(err)
+			if h.commitLookup {
+				var n int
+				if h.db.QueryRowContext(ctx, `SELECT count(*) FROM inbox WHERE source = $1 AND event_id = $2 AND account_id = $3 AND amount = $4`,
+					e.Source, id, e.AccountID, e.Amount).Scan(&n) == nil && n == 1 {
+					return lab.Applied, nil // the COMMIT made it after all
+				}
+			}
+			return 0, h.classify(ctx, err)
 		}
 	}
 	return lab.Applied, nil
+}
+
+// keyColumn gives the inbox one key column, event_key, in place of the
+// primary key (source, event_id).
+func keyColumn(s string) string {
+	return strings.Replace(s, "\tPRIMARY KEY (source, event_id)", "\tevent_key  TEXT    NOT NULL,\n\tPRIMARY KEY (event_key)", 1)
 }
 
 // key rewrites the inbox's primary key.

@@ -1,0 +1,282 @@
+package checks
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"pgregory.net/rapid"
+
+	"idemlab/lab"
+	"idemlab/lab/labtest"
+)
+
+// What the exercises' properties share. Each exercise's check ends with a
+// property: rapid draws stories over every dimension the exercise's
+// guarantee depends on (the data, the clock, the interleaving of
+// deliveries and background jobs, the pool's shape, faults and crashes),
+// runs each on a fresh database, and after every step compares what the
+// handler did with a model of what an ideal one would have done. A story
+// that breaks shrinks (with -exercise) to the smallest one that still does,
+// told step by step, with the seed that replays it.
+
+// A propertySpec is one exercise's property, as a scenario of its check.
+type propertySpec struct {
+	// exercise names the exercise, for the command that replays a story.
+	exercise string
+	// name is the guarantee's name ("SourceScopeSearch"), shows what holding
+	// it means.
+	name, shows string
+	// stories is how many stories a check draws at -rapid.checks=100 (the
+	// default): at most 100; a larger -rapid.checks draws proportionally
+	// more.
+	stories int
+	// story tells one story on c, drawing from t; it fails t with the
+	// story so far when the handler strays from the model.
+	story func(c *labtest.Run, t *rapid.T)
+}
+
+// scenario is spec as a scenario of the lab, run like any other cell.
+func (spec propertySpec) scenario() labtest.Scenario {
+	return labtest.Scenario{Name: spec.name, Shows: spec.shows, Run: spec.run}
+}
+
+func (spec propertySpec) run(r *labtest.Run) {
+	rec := &storyRecorder{name: r.TestName(), exercise: spec.exercise, guarantee: spec.name}
+	budget := storyBudget(spec.stories)
+	told, failing := 0, false
+	func() {
+		defer func() {
+			if p := recover(); p != nil && p != errRecorderStop {
+				panic(p)
+			}
+		}()
+		rapid.Check(rec, func(t *rapid.T) {
+			// Once a story has broken the property, every replay runs:
+			// rapid is shrinking it. Before, the budget ends the search
+			// (a check's runs past it pass without a story).
+			if !failing && told >= budget {
+				return
+			}
+			told++
+			defer func() {
+				if p := recover(); p != nil {
+					failing = true
+					panic(p)
+				}
+			}()
+			spec.story(r.Child(), t)
+		})
+	}()
+	if !rec.failed {
+		r.Notef("rapid found no counterexample in %d random stories (-rapid.seed=%s)", min(told, budget), rapidSeed())
+		return
+	}
+	r.Transcript.Note("", rec.evidence(), "")
+	r.Errorf("%s", rec.summary)
+}
+
+// storyBudget is how many stories a property of n stories draws: n at the
+// default -rapid.checks=100, proportionally more or fewer at another.
+func storyBudget(n int) int {
+	checks := 100
+	if f := flag.Lookup("rapid.checks"); f != nil {
+		if v, err := strconv.Atoi(f.Value.String()); err == nil {
+			checks = v
+		}
+	}
+	return max(1, n*checks/100)
+}
+
+// rapidSeed is the seed rapid was given, which replays the same stories.
+func rapidSeed() string {
+	if f := flag.Lookup("rapid.seed"); f != nil {
+		return f.Value.String()
+	}
+	return "?"
+}
+
+// errRecorderStop ends rapid.Check when it calls FailNow on the recorder.
+var errRecorderStop = errors.New("rapid gave up")
+
+// storyRecorder is the rapid.TB a property hands to rapid.Check: it keeps
+// rapid's report, so that a broken property is the check's verdict with its
+// story, not a failed test binary.
+type storyRecorder struct {
+	name, exercise, guarantee string
+	log                       strings.Builder // what rapid logged after its report: the story
+	failed                    bool
+	summary                   string // the failure's one line
+	seed                      string // the seed that replays it
+}
+
+func (r *storyRecorder) Helper()         {}
+func (r *storyRecorder) Name() string    { return r.name }
+func (r *storyRecorder) Failed() bool    { return r.failed }
+func (r *storyRecorder) Fail()           { r.failed = true }
+func (r *storyRecorder) FailNow()        { r.failed = true; panic(errRecorderStop) }
+func (r *storyRecorder) SkipNow()        { panic(errRecorderStop) }
+func (r *storyRecorder) Log(args ...any) { r.Logf("%s", fmt.Sprint(args...)) }
+func (r *storyRecorder) Logf(format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	if strings.HasPrefix(line, "[rapid] draw ") {
+		return // the story says what was drawn, in words
+	}
+	r.log.WriteString(line + "\n")
+}
+func (r *storyRecorder) Error(args ...any)                 { r.Errorf("%s", fmt.Sprint(args...)) }
+func (r *storyRecorder) Fatal(args ...any)                 { r.Error(args...); r.FailNow() }
+func (r *storyRecorder) Fatalf(format string, args ...any) { r.Errorf(format, args...); r.FailNow() }
+func (r *storyRecorder) Skip(args ...any)                  { r.SkipNow() }
+func (r *storyRecorder) Skipf(format string, args ...any)  { r.SkipNow() }
+
+// rapidHead matches the head of rapid's report of a failure: how many
+// stories passed first, and the failure's first line.
+var rapidHead = regexp.MustCompile(`^\[rapid\] (failed|panic) after (\d+) tests: ([^\n]*)`)
+
+// storySeedFlag matches the seed rapid's report names.
+var storySeedFlag = regexp.MustCompile(`-rapid\.seed=(\d+)`)
+
+func (r *storyRecorder) Errorf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if r.failed {
+		r.Logf("%s", msg)
+		return
+	}
+	r.failed = true
+	if m := storySeedFlag.FindStringSubmatch(msg); m != nil {
+		r.seed = m[1]
+	}
+	m := rapidHead.FindStringSubmatch(msg)
+	if m == nil {
+		r.summary = "[rapid] " + strings.SplitN(strings.TrimPrefix(msg, "[rapid] "), "\n", 2)[0]
+		return
+	}
+	held := "the first random story breaks it"
+	if m[2] != "0" {
+		held = fmt.Sprintf("%s random stories held, then one broke it", m[2])
+	}
+	if m[1] == "panic" {
+		held += " with a panic"
+	}
+	r.summary = held + ": " + m[3]
+}
+
+// evidence is what the cell's transcript shows of rapid's report: the
+// failure, the command that replays the story (and shrinks it, if this run
+// did not), and the story.
+func (r *storyRecorder) evidence() string {
+	replay := "go test ./checks -exercise=" + r.exercise + " -exercise.show=" + r.guarantee
+	if r.seed != "" {
+		replay += " -rapid.seed=" + r.seed
+	}
+	return fmt.Sprintf("rapid: %s\nreplay it:\n  %s\n%s", r.summary, replay, strings.TrimRight(r.log.String(), "\n"))
+}
+
+// A story is the numbered script of one test case, for the evidence.
+type story struct {
+	head  []string // what the story starts from: the pool, the balances, the clock
+	steps []string
+}
+
+// setup records what the story starts from.
+func (s *story) setup(format string, args ...any) {
+	s.head = append(s.head, fmt.Sprintf(format, args...))
+}
+
+// add records a step.
+func (s *story) add(format string, args ...any) {
+	s.steps = append(s.steps, fmt.Sprintf("%d. ", len(s.steps)+1)+fmt.Sprintf(format, args...))
+}
+
+func (s *story) String() string {
+	return strings.Join(append(append([]string(nil), s.head...), s.steps...), "\n")
+}
+
+// indented indents a transcript's excerpt under a step of a story.
+func indented(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return ""
+	}
+	return "\n   " + strings.ReplaceAll(s, "\n", "\n   ")
+}
+
+// showEvent renders e as Event.String does, its source and event id as
+// showKey renders them.
+func showEvent(e lab.Event) string {
+	return fmt.Sprintf("%s/%s account=%d amount=%d", showKey(e.Source), showKey(e.EventID), e.AccountID, e.Amount)
+}
+
+// showKey renders a key so that two keys that look alike read apart: as it
+// is when it is printable ASCII without spaces, else quoted with every other
+// rune escaped, and a rune repeated more than three times written once with
+// its count: "evt-7-" + 40×"\u20ac" + "xx".
+func showKey(s string) string {
+	plain := s != ""
+	for _, r := range s {
+		if r <= ' ' || r > '~' {
+			plain = false
+		}
+	}
+	if plain {
+		return s
+	}
+	var units []string // a rune and the combining marks after it
+	for _, r := range s {
+		if len(units) > 0 && unicode.Is(unicode.Mn, r) {
+			units[len(units)-1] += string(r)
+			continue
+		}
+		units = append(units, string(r))
+	}
+	var parts []string
+	run := ""
+	flush := func() {
+		if run != "" {
+			parts = append(parts, strconv.QuoteToASCII(run))
+			run = ""
+		}
+	}
+	for i := 0; i < len(units); {
+		j := i
+		for j < len(units) && units[j] == units[i] {
+			j++
+		}
+		if j-i > 3 {
+			flush()
+			parts = append(parts, fmt.Sprintf("%d×%s", j-i, strconv.QuoteToASCII(units[i])))
+		} else {
+			run += strings.Join(units[i:j], "")
+		}
+		i = j
+	}
+	flush()
+	return strings.Join(parts, " + ")
+}
+
+// A poolShape is how many connections the handler's pool may open: one
+// (as correct's doc recommends on SQLite), two, or as many as it likes.
+type poolShape int
+
+// The shapes a property draws.
+var poolShapes = []poolShape{1, 2, 0}
+
+func (p poolShape) String() string {
+	switch p {
+	case 0:
+		return "a pool of as many connections as it opens"
+	case 1:
+		return "a pool of one connection"
+	}
+	return fmt.Sprintf("a pool of at most %d connections", int(p))
+}
+
+// drawShape draws a pool's shape.
+func drawShape(t *rapid.T) poolShape {
+	return rapid.SampledFrom(poolShapes).Draw(t, "pool")
+}
