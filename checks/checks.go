@@ -314,12 +314,6 @@ func MatrixScenario(name string) (labtest.Scenario, bool) {
 // what it breaks on c.
 type Check[I any] func(c *Checker, impl I)
 
-// Handler is the check of the exercises that repair a handler: the whole
-// matrix, the scenarios named in first first, then the exercise's own.
-func Handler(first []string, own ...labtest.Scenario) Check[lab.Variant] {
-	return func(c *Checker, v lab.Variant) { c.Matrix(v, first, own...) }
-}
-
 // Repair is the check of an exercise that repairs a handler: the whole
 // matrix, the scenarios named in first first, then the exercise's own, then
 // its search (a ledger property, see repairSearch).

@@ -26,6 +26,24 @@ var repairs = []wrongFix{
 	{"sourcescope/source-in-the-id", "the schema untouched, the source folded into event_id ('provider-b:evt-1'): the inbox no longer says which event it holds",
 		ledger{schema: key("event_id"), insert: `INSERT INTO inbox (source, event_id, account_id, amount) VALUES ($1, $2, $3, $4) ON CONFLICT (event_id) DO NOTHING`, prefixSource: true},
 		checks.SourceScope, []string{"SourceScope", "Duplicate"}},
+	// The student keeps both columns and keys the inbox by one more,
+	// event_key, written source || ':' || event_id, the way they would
+	// write it in a log line. Every source and id of the matrix is free of
+	// ':', and each key applies once. But acme:eu's event x and acme's
+	// event eu:x are one key, acme:eu:x: the second is answered as a
+	// repeat of the first (or a payload conflict) and never credits.
+	{"sourcescope/key-column-with-a-colon", "the key in one column, source || ':' || event_id: acme:eu's x and acme's eu:x are one key",
+		ledger{rowCheck: true, schema: keyColumn,
+			insert: `INSERT INTO inbox (event_key, source, event_id, account_id, amount) VALUES ($1 || ':' || $2, $1, $2, $3, $4)
+				ON CONFLICT (event_key) DO NOTHING`,
+			lookup: `SELECT account_id, amount FROM inbox WHERE event_key = $1 || ':' || $2`},
+		checks.SourceScope, []string{"KeySearch"}},
+	// The same key column, written from Go with lab.Key's own String
+	// (source/event_id), as the outbox's message ids are. A '/' in an id
+	// ("in/3") and a source that ends where the id's first part begins
+	// ("provider-a/in" with "3") make one key of two events.
+	{"sourcescope/key-column-from-key-string", "the key in one column, lab.Key's String (source/event_id): provider-a's in/3 and provider-a/in's 3 are one key",
+		ledger{rowCheck: true, schema: keyColumn, keyString: true}, checks.SourceScope, []string{"KeySearch"}},
 
 	// Exercise 2: foreign keys are per connection.
 	{"missingaccount/pragma-inside-the-transaction", "PRAGMA foreign_keys = ON issued by the handler, inside its transaction, where SQLite ignores it",
@@ -34,6 +52,26 @@ var repairs = []wrongFix{
 		ledger{dsn: dsnWith("?_pragma=foreign_keys(1)")}, checks.MissingAccount, []string{"Concurrent", "Race", "ConflictRace", "LockTimeout"}},
 	{"missingaccount/refusal-is-duplicate", "foreign keys on, and the refusal of the INSERT caught and answered as a repeat",
 		ledger{anyErrIsDuplicate: true}, checks.MissingAccount, []string{"UnknownAccount"}},
+	// The student leaves the DSN as it is and has New run PRAGMA
+	// foreign_keys = ON on the pool: on one connection, the one database/sql
+	// hands New. Every check that delivers one event at a time reuses that
+	// connection, and the foreign key refuses account 99. Once the pool
+	// closes its idle connections (or two deliveries at once need two), a
+	// delivery runs on a connection without foreign keys, and a bug that
+	// hands the INSERT account 99 stores a row for an account that does
+	// not exist.
+	{"missingaccount/pragma-once-in-new", "PRAGMA foreign_keys = ON run once by New, on whichever connection the pool gives it",
+		ledger{rowCheck: true, pragmaOnce: true, dsn: dsnWith("?_pragma=busy_timeout(5000)&_txlock=immediate")},
+		checks.MissingAccount, []string{"AccountSearch"}},
+	// The student puts foreign_keys(1) in the DSN, rightly, and deletes the
+	// credit's "changed no row" check as dead code: the foreign key refuses
+	// the event's missing account at the INSERT. But a bug that hands the
+	// credit's UPDATE a missing account (while the INSERT has the event's)
+	// changes no row, and the handler answers applied: an inbox row, no
+	// credit. (The same handler is markfirst/credit-inlined: two routes to
+	// one mistake.)
+	{"missingaccount/row-check-dropped", "foreign keys on in the DSN, and the credit's check that it changed a row deleted as dead code",
+		ledger{}, checks.MissingAccount, []string{"AccountSearch"}},
 
 	// Exercise 4: check-then-act.
 	{"checkthenact/select-outside-unique-is-duplicate", "the writes in one transaction, the SELECT still outside it, and the UNIQUE violation of the loser answered as a duplicate",
@@ -46,6 +84,24 @@ var repairs = []wrongFix{
 		checks.CheckThenAct, []string{"Race", "ConflictRace", "Concurrent"}},
 	{"checkthenact/row-first-autocommit", "the inbox row first, so the key refuses the loser — each statement still on its own",
 		ledger{noTx: true}, checks.CheckThenAct, []string{"FaultSweep"}},
+	// The student keeps the check as a fast path, wraps the starting
+	// point's credit and INSERT, in that order, in one transaction, and lets
+	// the key refuse the loser of a race: its INSERT's UNIQUE violation
+	// rolls its credit back, and it compares payloads to answer duplicate or
+	// conflict. Every race of the matrix runs on an empty account. On an
+	// account where one credit fits under the balance cap and two do not,
+	// the loser's credit hits the balance's CHECK before its INSERT reaches
+	// the key, and the loser of a race for one event answers "invalid
+	// event" instead of duplicate.
+	{"checkthenact/loser-refused-by-the-key-after-its-credit", "the check kept as a fast path; the credit, then a plain INSERT in one transaction; a UNIQUE violation rolled back and compared",
+		ledger{rowCheck: true, seenOutside: true, effectFirst: true, uniqueCompares: true,
+			insert: `INSERT INTO inbox (source, event_id, account_id, amount) VALUES ($1, $2, $3, $4)`},
+		checks.CheckThenAct, []string{"RaceSearch"}},
+	// The same, with INSERT … ON CONFLICT DO NOTHING: no row inserted rolls
+	// the credit back, and the loser compares. At the cap its credit fails
+	// first, the same way.
+	{"checkthenact/loser-rolled-back-after-its-credit", "the check kept as a fast path; the credit, then INSERT … ON CONFLICT DO NOTHING; no row inserted rolls back and compares",
+		ledger{rowCheck: true, seenOutside: true, effectFirst: true, uniqueByRows: true}, checks.CheckThenAct, []string{"RaceSearch"}},
 
 	// Exercise 5: one COMMIT.
 	{"markfirst/credit-first", "the order swapped: the credit committed first, then the inbox row",
@@ -55,6 +111,24 @@ var repairs = []wrongFix{
 		ledger{compensate: true}, checks.MarkFirst, []string{"FaultSweep", "Crash"}},
 	{"markfirst/autocommit-in-order", "no transaction at all, the row and then the credit",
 		ledger{noTx: true}, checks.MarkFirst, []string{"Rollback", "FaultSweep"}},
+	// The student moves the credit into the transaction by writing the
+	// UPDATE inline, tx.ExecContext(ctx, "UPDATE accounts …"), and drops
+	// the credit helper with its check that the UPDATE changed a row. One
+	// COMMIT: every fault and crash of the matrix leaves all or nothing.
+	// But a bug that hands the credit a missing account makes the credit
+	// fail (it changes nothing) while the row stays, and the handler
+	// commits the row and answers applied.
+	{"markfirst/credit-inlined", "one transaction, the credit's UPDATE inlined without its check that it changed a row",
+		ledger{}, checks.MarkFirst, []string{"FaultSearch"}},
+	// The student knows a failed COMMIT may have committed (lab.Processor's
+	// doc says so), and looks: on a COMMIT error it reads the inbox, and a
+	// row with its payload means applied. Alone, that is right. But when
+	// the same event is delivered twice at once and the first one's COMMIT
+	// fails (rolled back), the second takes the lock and commits the row
+	// before the first looks: the first answers applied for a credit it
+	// did not make, and the event is applied twice in the answers.
+	{"markfirst/failed-commit-looked-up", "one transaction; a failed COMMIT looked up in the inbox, the row there taken for its own",
+		ledger{rowCheck: true, commitLookup: true}, checks.MarkFirst, []string{"FaultSearch"}},
 
 	// Exercise 6: name the one conflict you expect.
 	{"insertorignore/or-replace", "INSERT OR REPLACE instead of OR IGNORE",
@@ -63,4 +137,23 @@ var repairs = []wrongFix{
 		ledger{insert: `INSERT INTO inbox (source, event_id, account_id, amount) VALUES ($1, $2, $3, $4)`, anyErrIsDuplicate: true}, checks.InsertOrIgnore, []string{"DatabaseRefusal"}},
 	{"insertorignore/raw-errors", "ON CONFLICT on the key, but the refusal returned as it came, not classified",
 		ledger{rawErrors: true}, checks.InsertOrIgnore, []string{"DatabaseRefusal"}},
+	// The student keeps INSERT OR IGNORE and tells a refused row from a
+	// repeat afterwards: no row inserted and no row stored means the schema
+	// refused it (invalid event); a stored row means a repeat. The matrix
+	// hands amount 0 to new events only, and that passes. A bug that hands
+	// a repeat's INSERT amount 0 is ignored, the stored row is found, and
+	// the refused row is answered duplicate.
+	{"insertorignore/no-row-is-invalid", "INSERT OR IGNORE kept; nothing inserted and nothing stored answered invalid event, a stored row duplicate",
+		ledger{rowCheck: true, noRowIsInvalid: true,
+			insert: `INSERT OR IGNORE INTO inbox (source, event_id, account_id, amount) VALUES ($1, $2, $3, $4)`},
+		checks.InsertOrIgnore, []string{"RefusalSearch"}},
+	// The student avoids both OR IGNORE and ON CONFLICT with the classic
+	// guarded INSERT … SELECT … WHERE NOT EXISTS. A new event's bad row
+	// reaches the schema and is refused. A repeat's row never does: the
+	// guard selects nothing, the amount of 0 a bug handed it is never
+	// checked, and it is answered duplicate.
+	{"insertorignore/insert-where-not-exists", "INSERT … SELECT … WHERE NOT EXISTS: a repeat's row never reaches the schema",
+		ledger{rowCheck: true, insert: `INSERT INTO inbox (source, event_id, account_id, amount)
+			SELECT $1, $2, $3, $4 WHERE NOT EXISTS (SELECT 1 FROM inbox WHERE source = $1 AND event_id = $2)`},
+		checks.InsertOrIgnore, []string{"RefusalSearch"}},
 }

@@ -1,5 +1,30 @@
 package checks
 
 // MissingAccount is the check of the missingaccount exercise: the whole
-// matrix held to the correct standard, UnknownAccount first.
-var MissingAccount = Handler([]string{"UnknownAccount"})
+// matrix held to the correct standard, UnknownAccount first, then
+// AccountSearch.
+//
+// AccountSearch is the ledger property (see ledger.go), its stories
+// drawing most on accounts and connections: 100 stories at
+// -rapid.checks=100. Its dimensions:
+//
+//   - data: events for an account that does not exist; a bug that hands
+//     the INSERT a missing account (99, or 0) while the credit goes to the
+//     event's, on a new event or a repeat, and one that hands the credit a
+//     missing account while the INSERT has the event's; the INSERT's other
+//     columns handed values the schema refuses;
+//   - pool shape: one connection, two, or as many as the handler opens; the
+//     pool's idle connections closed mid-story, so that the next delivery
+//     opens a new one and meets only what the DSN sets on every connection
+//     (a PRAGMA run once, on one connection, is not there); new connections
+//     opened by deliveries at once;
+//   - concurrency, faults and crashes as every ledger property's;
+//   - time: an account holds no instant;
+//   - the model: no inbox row for an account that does not exist, no
+//     success for a credit that went nowhere.
+var MissingAccount = Repair([]string{"UnknownAccount"}, accountSearch)
+
+var accountSearch = repairSearch("missingaccount", "AccountSearch",
+	"rapid's stories of missing accounts handed to the INSERT or to the credit, on pools of one and many connections, some opened mid-story: never a row or a success for an account that does not exist",
+	100, map[string]int{"New": 2, "Repeat": 1, "Changed": 1, "Twin": 1, "Missing": 3, "Invalid": 1, "Refused": 5, "MisCredit": 3,
+		"Fault": 1, "Crash": 1, "Race": 3, "FaultRace": 1, "Reconnect": 3, "Restart": 1})

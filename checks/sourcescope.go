@@ -6,8 +6,30 @@ import (
 )
 
 // SourceScope is the check of the sourcescope exercise: the whole matrix
-// held to the correct standard, SourceScope first, and SecondSourceRepeat.
-var SourceScope = Handler([]string{"SourceScope", "Duplicate", "PayloadConflict"}, SecondSourceRepeat)
+// held to the correct standard, SourceScope first, SecondSourceRepeat, then
+// KeySearch.
+//
+// KeySearch is the ledger property (see ledger.go), its stories drawing
+// most on keys: 100 stories at -rapid.checks=100. Its dimensions:
+//
+//   - data: sources and event ids that mix case, hold multi-byte runes, a
+//     '/', a ':' or a space, or are exactly 128 bytes long (in runes of one
+//     to four bytes); twins of every known key, each another event: the
+//     same id from each other source, the id or the source with its case
+//     flipped, a trailing space, and the characters of source and id split
+//     elsewhere around a '/', a ':' or nothing (what a key written as one
+//     string cannot tell apart); repeats and changed payloads of each;
+//   - concurrency: twins, repeats and new events of two or three sessions
+//     interleaved at every statement;
+//   - pool shape, faults and crashes as every ledger property's;
+//   - time: the key holds no instant;
+//   - the model: an event is its (source, event id), byte for byte.
+var SourceScope = Repair([]string{"SourceScope", "Duplicate", "PayloadConflict"}, keySearch, SecondSourceRepeat)
+
+var keySearch = repairSearch("sourcescope", "KeySearch",
+	"rapid's stories of events whose keys look alike (another source, case, space, the same characters split elsewhere), at once or one by one: each key is its own event",
+	100, map[string]int{"New": 3, "Repeat": 2, "Changed": 2, "Twin": 6, "Missing": 1, "Invalid": 1, "Refused": 1, "MisCredit": 1,
+		"Fault": 1, "Crash": 1, "Race": 3, "FaultRace": 1, "Reconnect": 1, "Restart": 1})
 
 // SecondSourceRepeat is the sourcescope exercise's own scenario: the key
 // lives in three places (the schema, the ON CONFLICT target, the lookup of
