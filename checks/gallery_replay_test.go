@@ -3,6 +3,8 @@ package checks_test
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -19,6 +21,23 @@ const (
 	answerInSecondTx replayFix = iota // the answer stored in a transaction of its own, after the credit's
 	balanceBefore                     // the balance read before the credit stored as the answer
 	answerInMemory                    // the answers kept in a map of the handler, not in the database
+	// The student computes the answer up front, to store it with the row
+	// in the INSERT itself (no second UPDATE): the balance read on the
+	// pool, before BEGIN, plus the amount. One delivery at a time, that is
+	// the balance after the credit. Two events for one account at once both
+	// read the balance before either credit, and the second to commit
+	// stores (and answers) a balance that misses the first's credit.
+	balanceReadFirst
+	// The student keeps the answers out of the inbox, in a table of their
+	// own, TEMP because they only matter while the provider retries:
+	// created if missing, written in the credit's transaction, read by a
+	// repeat (which falls back to the current balance when it finds none).
+	// A TEMP table belongs to the connection that created it. One
+	// connection serves every check that delivers one event at a time, and
+	// even a restart on the same pool reuses it; once the pool opens
+	// another (its idle ones closed, or two deliveries at once), a repeat
+	// finds no answer there and reports the balance as it is now.
+	answerInTempTable
 )
 
 var replayFixes = []struct {
@@ -29,6 +48,8 @@ var replayFixes = []struct {
 	{"answer-in-a-second-transaction", answerInSecondTx, []string{"AnswerSurvivesFaults"}},
 	{"balance-before-the-credit", balanceBefore, []string{"FirstAnswer"}},
 	{"answers-in-memory", answerInMemory, []string{"FirstAnswer"}},
+	{"balance-read-first", balanceReadFirst, []string{"ReceiptSearch"}},
+	{"answers-in-a-temp-table", answerInTempTable, []string{"ReceiptSearch"}},
 }
 
 func replayService(name string, fix replayFix) replay.Service {
@@ -45,6 +66,11 @@ func TestGalleryReplay(t *testing.T) {
 	}
 }
 
+// answersTable keeps the answers of answerInTempTable: a TEMP table lives
+// in the connection that created it, and every connection has its own.
+const answersTable = `CREATE TEMP TABLE IF NOT EXISTS answers (
+	source TEXT NOT NULL, event_id TEXT NOT NULL, balance INTEGER NOT NULL, PRIMARY KEY (source, event_id))`
+
 type receipts struct {
 	db   *sql.DB
 	fix  replayFix
@@ -53,17 +79,34 @@ type receipts struct {
 }
 
 func (h *receipts) Process(ctx context.Context, e lab.Event) (replay.Receipt, error) {
-	fail := func(err error) (replay.Receipt, error) { return replay.Receipt{}, lab.Classify(err) }
+	fail := func(err error) (replay.Receipt, error) {
+		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) { // the caller gave up: see correct.classify
+			err = fmt.Errorf("%w: %w", ctx.Err(), err)
+		}
+		return replay.Receipt{}, lab.Classify(err)
+	}
 	if err := e.Validate(); err != nil {
 		return replay.Receipt{}, err
+	}
+	var read, first int64 // first: the answer stored with the row, 0 until the credit tells
+	if h.fix == balanceReadFirst {
+		if err := h.db.QueryRowContext(ctx, `SELECT balance FROM accounts WHERE id = $1`, e.AccountID).Scan(&read); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fail(err)
+		}
+		first = read + e.Amount
 	}
 	tx, err := h.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fail(err)
 	}
 	defer tx.Rollback()
+	if h.fix == answerInTempTable {
+		if _, err := tx.ExecContext(ctx, answersTable); err != nil {
+			return fail(err)
+		}
+	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO inbox (source, event_id, account_id, amount, balance_after)
-		VALUES ($1, $2, $3, $4, 0) ON CONFLICT (source, event_id) DO NOTHING`, e.Source, e.EventID, e.AccountID, e.Amount)
+		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (source, event_id) DO NOTHING`, e.Source, e.EventID, e.AccountID, e.Amount, first)
 	if err != nil {
 		return fail(err)
 	}
@@ -80,6 +123,16 @@ func (h *receipts) Process(ctx context.Context, e lab.Event) (replay.Receipt, er
 		if account != e.AccountID || amount != e.Amount {
 			return replay.Receipt{}, lab.ErrPayloadConflict
 		}
+		if h.fix == answerInTempTable {
+			if err := tx.QueryRowContext(ctx, `SELECT balance FROM answers WHERE source = $1 AND event_id = $2`, e.Source, e.EventID).Scan(&stored); errors.Is(err, sql.ErrNoRows) {
+				// not this connection's: the best it can say
+				if err := tx.QueryRowContext(ctx, `SELECT balance FROM accounts WHERE id = $1`, e.AccountID).Scan(&stored); err != nil {
+					return fail(err)
+				}
+			} else if err != nil {
+				return fail(err)
+			}
+		}
 		if h.fix == answerInMemory {
 			h.mu.Lock()
 			m, ok := h.memo[e.Key()]
@@ -91,7 +144,10 @@ func (h *receipts) Process(ctx context.Context, e lab.Event) (replay.Receipt, er
 			}
 			stored = m
 		}
-		return replay.Receipt{Outcome: lab.Duplicate, Balance: stored}, tx.Commit()
+		if err := tx.Commit(); err != nil {
+			return fail(err)
+		}
+		return replay.Receipt{Outcome: lab.Duplicate, Balance: stored}, nil
 	}
 	var before, after int64
 	if err := tx.QueryRowContext(ctx, `SELECT balance FROM accounts WHERE id = $1`, e.AccountID).Scan(&before); err != nil {
@@ -102,8 +158,11 @@ func (h *receipts) Process(ctx context.Context, e lab.Event) (replay.Receipt, er
 		return fail(err)
 	}
 	answer := after
-	if h.fix == balanceBefore {
+	switch h.fix {
+	case balanceBefore:
 		answer = before
+	case balanceReadFirst:
+		answer = first // already stored by the INSERT
 	}
 	store := func(x interface {
 		ExecContext(context.Context, string, ...any) (sql.Result, error)
@@ -112,6 +171,17 @@ func (h *receipts) Process(ctx context.Context, e lab.Event) (replay.Receipt, er
 		return err
 	}
 	switch h.fix {
+	case balanceReadFirst:
+		if err := tx.Commit(); err != nil {
+			return fail(err)
+		}
+	case answerInTempTable:
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO answers (source, event_id, balance) VALUES ($1, $2, $3)`, e.Source, e.EventID, after); err != nil {
+			return fail(err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fail(err)
+		}
 	case answerInSecondTx:
 		if err := tx.Commit(); err != nil {
 			return fail(err)
@@ -134,5 +204,5 @@ func (h *receipts) Process(ctx context.Context, e lab.Event) (replay.Receipt, er
 			return fail(err)
 		}
 	}
-	return replay.Receipt{Outcome: lab.Applied, Balance: after}, nil
+	return replay.Receipt{Outcome: lab.Applied, Balance: answer}, nil
 }

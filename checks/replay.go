@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 
+	"pgregory.net/rapid"
+
 	"idemlab/exercises/replay"
 	"idemlab/lab"
 	"idemlab/lab/labtest"
@@ -62,13 +64,94 @@ func (g *receipts) of(e lab.Event) []replay.Receipt {
 }
 
 // Replay is the check of the replay exercise: FirstAnswer and
-// AnswerSurvivesFaults, then the whole matrix held to the correct standard.
+// AnswerSurvivesFaults, the whole matrix held to the correct standard,
+// then ReceiptSearch.
+//
+// ReceiptSearch is the ledger property (see ledger.go) with every answer's
+// receipt checked: 100 stories at -rapid.checks=100. Its dimensions:
+//
+//   - data, concurrency, pool shape and faults as every ledger property's,
+//     the balances at and under the cap where a receipt's balance is
+//     largest; deliveries of other events for the same account between a
+//     credit and its repeat, and at once with it;
+//   - restarts: a new handler on the same database, the pool's idle
+//     connections closed so that a repeat meets another connection than
+//     its first delivery's, the process killed at any statement;
+//   - time: a receipt holds no instant (Receipt is an outcome and a
+//     balance), and the handler is given none;
+//   - the model: a credit's receipt says the balance right after it in the
+//     order the deliveries took, every repeat's says the same as the first,
+//     whatever happened in between.
 func Replay(c *Checker, s replay.Service) {
 	got := &receipts{}
 	v := receiptVariant(s, got)
 	c.Scenario(firstAnswer(s, got), v)
 	c.Scenario(answerSurvivesFaults(got), v)
 	c.Matrix(replayVariant(s), nil)
+	book := &receiptBook{}
+	env := &ledgerEnv{newInner: func(db *sql.DB) lab.Processor { return receiptKeeper{s.New(db), book} }}
+	spec := &ledgerSpec{
+		propertySpec: propertySpec{exercise: "replay", name: "ReceiptSearch", stories: 100,
+			shows: "rapid's stories of credits, repeats, restarts, new connections, faults and crashes, at once or one by one: every repeat gets its first receipt, every credit the balance right after it"},
+		env: env, slashInSource: true,
+		weights: map[string]int{"New": 3, "Repeat": 3, "Changed": 1, "Twin": 1, "Missing": 1, "Invalid": 1, "Refused": 1, "MisCredit": 1,
+			"Fault": 2, "Crash": 2, "Race": 4, "FaultRace": 2, "Reconnect": 2, "Restart": 2},
+		hooks: ledgerHooks{begin: func(*ledgerMachine, *rapid.T) { book.reset() }, answerWrong: book.wrong},
+	}
+	c.Scenario(spec.property(), env.variant(replayVariant(s)))
+}
+
+// receiptBook keeps every receipt ReceiptSearch's handler answers, by
+// session, in order.
+type receiptBook struct {
+	mu sync.Mutex
+	by map[string][]replay.Receipt
+}
+
+func (b *receiptBook) reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.by = map[string][]replay.Receipt{}
+}
+
+// receiptKeeper is a replay handler as the lab sees one, keeping every
+// receipt it answers in its book, by session.
+type receiptKeeper struct {
+	p    replay.Processor
+	book *receiptBook
+}
+
+func (k receiptKeeper) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) {
+	r, err := k.p.Process(ctx, e)
+	k.book.mu.Lock()
+	s := labtest.SessionOf(ctx)
+	k.book.by[s] = append(k.book.by[s], r)
+	k.book.mu.Unlock()
+	return r.Outcome, err
+}
+
+// wrong checks the receipt of the i-th answer of its session, a success
+// the model expects (want): a credit's says the balance right after it, a
+// repeat's the first delivery's.
+func (b *receiptBook) wrong(_ *ledgerMachine, m *ledgerModel, a labtest.Answer, i int, want lab.Outcome) string {
+	b.mu.Lock()
+	rs := b.by[a.Session]
+	b.mu.Unlock()
+	if i >= len(rs) {
+		return fmt.Sprintf("%s: Process(%s) answered no receipt", a.Session, showEvent(a.Event))
+	}
+	r := rs[i]
+	wantBalance := m.receipt[a.Event.Key()]
+	first := "the first delivery's receipt"
+	if want == lab.Applied {
+		wantBalance = m.balances[a.Event.AccountID] + a.Event.Amount
+		first = "the balance right after its credit"
+	}
+	if r.Outcome != want || r.Balance != wantBalance {
+		return fmt.Sprintf("%s: Process(%s) = %+v, want %+v, %s", a.Session, showEvent(a.Event), r,
+			replay.Receipt{Outcome: want, Balance: wantBalance}, first)
+	}
+	return ""
 }
 
 var (
