@@ -31,6 +31,79 @@ var retentionFixes = []struct {
 		func(now time.Time) (string, int64) { return "received < ?", 0 }},
 }
 
+// retentionPurges are wrong purges that hold at whole seconds in UTC, one
+// purge at a time: only PurgeSearch, which draws the clock's zone, its
+// fractions of a second and purges at once, rejects them.
+var retentionPurges = []struct {
+	name, why string
+	purge     func(ctx context.Context, db *sql.DB, now time.Time) (int64, error)
+}{
+	// A student reads "three days" in RedeliveryWindow's doc and writes
+	// three days: now.AddDate(0, 0, -3). In UTC, or any zone without
+	// daylight saving, that is 72 hours. In New York across the March
+	// change it is 71: an event first delivered at 2026-03-07 07:30 EST may
+	// come again until 03-10 08:30 EDT, and a purge at 08:29:59 EDT deletes
+	// it (its cutoff, 03-07 08:29:59 EST, is past the event); redelivered,
+	// it is credited again. Across November's change it is 73, and rows
+	// past their window stay an hour too long.
+	{"calendar-days", "the cutoff three calendar days back in now's zone: 71 or 73 hours across a daylight-saving change",
+		func(ctx context.Context, db *sql.DB, now time.Time) (int64, error) {
+			return deleteOlder(ctx, db, now.AddDate(0, 0, -3).Unix())
+		}},
+	// A student lets SQLite do the date arithmetic, strftime('%s', now,
+	// '-3 days'), and hands it now formatted as SQLite reads dates,
+	// "2006-01-02 15:04:05": the local wall clock without its zone, which
+	// SQLite takes for UTC. In UTC that is right. In Tokyo the cutoff is
+	// nine hours late, and rows go nine hours before their window closes;
+	// in São Paulo three hours early, and rows stay past it.
+	{"sqlite-date-math", "the cutoff computed by SQLite from now's wall clock, its zone dropped",
+		func(ctx context.Context, db *sql.DB, now time.Time) (int64, error) {
+			res, err := db.ExecContext(ctx, `DELETE FROM inbox WHERE received < CAST(strftime('%s', $1, '-3 days') AS INTEGER)`,
+				now.Format("2006-01-02 15:04:05"))
+			if err != nil {
+				return 0, err
+			}
+			return res.RowsAffected()
+		}},
+	// A student wants the count for the job's log before the rows are
+	// gone, counts them, then deletes them. Alone, the count is the rows
+	// deleted. Two nightly jobs that overlap (a slow run and the next one)
+	// both count the same rows, one deletes them, and together they say
+	// they deleted twice as many.
+	{"counts-then-deletes", "the rows counted, then deleted, in two statements: two purges at once both count the same rows",
+		func(ctx context.Context, db *sql.DB, now time.Time) (int64, error) {
+			cutoff := now.Add(-retention.RedeliveryWindow).Unix()
+			var n int64
+			if err := db.QueryRowContext(ctx, `SELECT count(*) FROM inbox WHERE received < $1`, cutoff).Scan(&n); err != nil {
+				return 0, err
+			}
+			_, err := db.ExecContext(ctx, `DELETE FROM inbox WHERE received < $1`, cutoff)
+			return n, err
+		}},
+}
+
+// deleteOlder deletes the inbox rows first delivered before cutoff (Unix
+// seconds).
+func deleteOlder(ctx context.Context, db *sql.DB, cutoff int64) (int64, error) {
+	res, err := db.ExecContext(ctx, `DELETE FROM inbox WHERE received < $1`, cutoff)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func TestGalleryRetentionSearch(t *testing.T) {
+	for _, w := range retentionPurges {
+		t.Run("retention/"+w.name, func(t *testing.T) {
+			t.Parallel()
+			s := retentionsolution.Service
+			s.Name = "gallery/retention/" + w.name
+			s.Purge = w.purge
+			reject(t, checks.Retention, s, []string{"PurgeSearch"})
+		})
+	}
+}
+
 func TestGalleryRetention(t *testing.T) {
 	for _, w := range retentionFixes {
 		t.Run("retention/"+w.name, func(t *testing.T) {

@@ -4,7 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
 	"time"
+	_ "time/tzdata" // the zones a purge is tried in, wherever the check runs
+
+	"pgregory.net/rapid"
 
 	"idemlab/exercises/retention"
 	"idemlab/lab"
@@ -37,12 +43,357 @@ func (c clocked) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) 
 	return c.p.Process(ctx, e, c.clock())
 }
 
-// Retention is the check of the retention exercise: PurgeBoundaries, then
-// the whole matrix held to the correct standard.
+// Retention is the check of the retention exercise: PurgeBoundaries, the
+// whole matrix held to the correct standard, then PurgeSearch.
+//
+// PurgeSearch is the ledger property (see ledger.go) on a clock, with the
+// purge as a background job: 100 stories at -rapid.checks=100. Its
+// dimensions:
+//
+//   - time: the clock starts near a daylight-saving change (New York's and
+//     Berlin's spring and autumn ones of 2026), a year's end or mid-year,
+//     at a whole second or a fraction of one (0.25, 0.5, 0.999 s), in one of
+//     six time zones (UTC, Tokyo +9, Kathmandu +5:45, São Paulo -3, New
+//     York and Berlin with daylight saving): every instant the check hands
+//     the handler and Purge is in that zone, as time.Now's would be; the
+//     clock moves by fractions of a second, hours and days around the
+//     redelivery window; a purge runs at an event's window's end, a
+//     fraction of a second, a second and an hour either side;
+//   - data, concurrency, pool shape and faults as every ledger property's,
+//     with purges among the deliveries: two purges at once, a purge while
+//     events are delivered and redelivered, a purge with an error or killed
+//     at any of its statements;
+//   - the model: a purge keeps every row whose event can still come (its
+//     window, from its first delivery, has not closed: a redelivery at the
+//     window's very end is still possible) and deletes every row whose
+//     window closed a second or more before (the inbox keeps whole
+//     seconds); the rows deleted are the ones the purges say they deleted;
+//     the provider redelivers an event only within its window.
+//
+// The check sets no process-wide time zone (time.Local): the checks run in
+// parallel, and the zone reaches the handler through the instants it is
+// given.
 func Retention(c *Checker, s retention.Service) {
 	now := t0
 	c.Scenario(purgeBoundaries(s, &now), retentionAt(s, func() time.Time { return now }))
 	c.Matrix(retentionVariant(s), nil)
+	env := &ledgerEnv{}
+	env.newInner = func(db *sql.DB) lab.Processor { return clocked{s.New(db), env.clock} }
+	pj := &purgeJobs{env: env, purge: s.Purge}
+	env.runJob = pj.run
+	spec := &ledgerSpec{
+		propertySpec: propertySpec{exercise: "retention", name: "PurgeSearch", stories: 100,
+			shows: "rapid's stories of deliveries and purges on a clock in six time zones, at fractions of a second, at every window's edge, at once and under faults: a row stays exactly while its event can come again"},
+		env: env, slashInSource: true, window: redeliveryWindow, jobs: []string{"purge"},
+		steps: map[string]func(*ledgerMachine, *rapid.T){"Tick": tick, "Purge": pj.purgeStep, "PurgeAtEdge": pj.purgeAtEdge},
+		weights: map[string]int{"New": 3, "Repeat": 2, "Changed": 1, "Twin": 1, "Missing": 1, "Refused": 1, "Fault": 1, "Crash": 1,
+			"Race": 3, "FaultRace": 1, "Reconnect": 1, "Restart": 1, "Tick": 3, "Purge": 2, "PurgeAtEdge": 4},
+		hooks: ledgerHooks{begin: pj.begin, finish: pj.finish,
+			settleJobs: func(lm *ledgerMachine, jobs []labtest.Answer) jobSettler { return pj.runOf(lm, jobs) }},
+	}
+	c.Scenario(spec.property(), env.variant(retentionVariant(s)))
+}
+
+// redeliveryWindow is how long after an event's first delivery the
+// provider may send it again.
+const redeliveryWindow = retention.RedeliveryWindow
+
+// storyZones are the time zones PurgeSearch runs its clock in: the two
+// with daylight saving twice as often as the others.
+var storyZones = []string{"UTC", "Asia/Tokyo", "Asia/Kathmandu", "America/Sao_Paulo", "America/New_York", "Europe/Berlin",
+	"America/New_York", "Europe/Berlin"}
+
+// dstChanges are the daylight-saving changes of 2026 that PurgeSearch's
+// clock starts near, by zone: New York's and Berlin's, spring and autumn.
+var dstChanges = map[string][]time.Time{
+	"America/New_York": {time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC), time.Date(2026, 11, 1, 6, 0, 0, 0, time.UTC)},
+	"Europe/Berlin":    {time.Date(2026, 3, 29, 1, 0, 0, 0, time.UTC), time.Date(2026, 10, 25, 1, 0, 0, 0, time.UTC)},
+}
+
+// storyStarts are where PurgeSearch's clock may start in zone: near each
+// of the zone's daylight-saving changes (or, in a zone without one, near
+// another zone's), so that an event delivered then has a window that spans
+// it; before a year's end; and mid-year.
+func storyStarts(zone string) []time.Time {
+	changes := dstChanges[zone]
+	if changes == nil {
+		changes = append(slices.Clone(dstChanges["America/New_York"]), dstChanges["Europe/Berlin"]...)
+	}
+	var out []time.Time
+	for _, change := range changes {
+		out = append(out, change.Add(-redeliveryWindow+30*time.Minute), change.Add(-36*time.Hour), change.Add(-time.Second))
+	}
+	return append(out, time.Date(2026, 12, 31, 23, 59, 59, 0, time.UTC), time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC))
+}
+
+// subSeconds are the fractions of a second PurgeSearch's clock starts at.
+var subSeconds = []time.Duration{0, 250 * time.Millisecond, 500 * time.Millisecond, 999 * time.Millisecond}
+
+// ticks are how far the clock moves in a step.
+var ticks = []time.Duration{300 * time.Millisecond, 500 * time.Millisecond, time.Second, 59 * time.Minute, time.Hour,
+	23 * time.Hour, 24 * time.Hour, 25 * time.Hour, 47 * time.Hour, 71 * time.Hour, redeliveryWindow, 73 * time.Hour}
+
+// edges are where, around an event's window's end, PurgeAtEdge purges.
+var edges = []time.Duration{-time.Hour, -time.Second, -500 * time.Millisecond, 0, 500 * time.Millisecond, time.Second, time.Hour}
+
+// showTime renders an instant of the story's clock, in its zone.
+func showTime(t time.Time) string { return t.Format("2006-01-02 15:04:05.999 MST") }
+
+// purgeJobs is PurgeSearch's purge: the exercise's Purge, run as a job at
+// the story's clock, and what each run said it deleted.
+type purgeJobs struct {
+	env    *ledgerEnv
+	purge  func(ctx context.Context, db *sql.DB, now time.Time) (int64, error)
+	mu     sync.Mutex
+	purged map[string]int64 // rows each purge's session said it deleted
+}
+
+// run runs the purge at the clock's time, as the job e.
+func (pj *purgeJobs) run(ctx context.Context, pool *sql.DB, e lab.Event) error {
+	n, err := pj.purge(ctx, pool, pj.env.clock())
+	if err == nil {
+		pj.mu.Lock()
+		pj.purged[labtest.SessionOf(ctx)] += n
+		pj.mu.Unlock()
+	}
+	return err
+}
+
+// begin draws the story's clock: its zone, where it starts, and the
+// fraction of a second it starts at.
+func (pj *purgeJobs) begin(lm *ledgerMachine, t *rapid.T) {
+	pj.mu.Lock()
+	pj.purged = map[string]int64{}
+	pj.mu.Unlock()
+	zone := rapid.SampledFrom(storyZones).Draw(t, "zone")
+	loc, err := time.LoadLocation(zone)
+	if err != nil {
+		lm.fail(t, "time.LoadLocation(%q): %v", zone, err)
+	}
+	start := rapid.SampledFrom(storyStarts(zone)).Draw(t, "start")
+	start = start.Add(rapid.SampledFrom(subSeconds).Draw(t, "start's fraction of a second")).In(loc)
+	lm.env.mu.Lock()
+	lm.env.now = start
+	lm.env.mu.Unlock()
+	lm.story.setup("the clock starts at %s (%s), in time zone %s", showTime(start), start.UTC().Format(time.RFC3339Nano), zone)
+}
+
+// finish tells the lab the purges happened: its invariants tie the
+// balances to the inbox rows, some of which the purges deleted.
+func (pj *purgeJobs) finish(lm *ledgerMachine, t *rapid.T) { lm.db.PurgeInbox() }
+
+// purgedBy returns how many rows the purge on session said it deleted.
+func (pj *purgeJobs) purgedBy(session string) int64 {
+	pj.mu.Lock()
+	defer pj.mu.Unlock()
+	return pj.purged[session]
+}
+
+// tick moves the clock forward.
+func tick(lm *ledgerMachine, t *rapid.T) {
+	d := rapid.SampledFrom(ticks).Draw(t, "tick")
+	lm.env.mu.Lock()
+	lm.env.now = lm.env.now.Add(d)
+	now := lm.env.now
+	lm.env.mu.Unlock()
+	lm.story.add("the clock moves %v, to %s", d, showTime(now))
+}
+
+// purgeStep purges the inbox now: plainly, with an error before or after
+// one of its statements, with the process killed there (then a purge runs
+// again, clean), or two purges at once (and a delivery).
+func (pj *purgeJobs) purgeStep(lm *ledgerMachine, t *rapid.T) { pj.purgeNow(lm, t, "") }
+
+// purgeAtEdge moves the clock to an event's window's end, or a fraction
+// of a second, a second or an hour either side of it, and purges there.
+func (pj *purgeJobs) purgeAtEdge(lm *ledgerMachine, t *rapid.T) {
+	keys := sortedKeys(lm.m.stored)
+	if len(keys) == 0 {
+		t.SkipNow() // no event delivered yet
+	}
+	k := rapid.SampledFrom(keys).Draw(t, "whose window")
+	d := rapid.SampledFrom(edges).Draw(t, "edge")
+	at := lm.m.arrived[k].Add(redeliveryWindow + d)
+	if at.Before(lm.clockNow()) {
+		t.SkipNow() // that instant has passed
+	}
+	lm.env.mu.Lock()
+	lm.env.now = at
+	lm.env.mu.Unlock()
+	pj.purgeNow(lm, t, fmt.Sprintf("the clock moves to %s, %v from the end of %s's window (first delivered at %s); ",
+		showTime(at), d, showKey(k.EventID), showTime(lm.m.arrived[k])))
+}
+
+func (pj *purgeJobs) purgeNow(lm *ledgerMachine, t *rapid.T, prefix string) {
+	now := lm.clockNow()
+	before := lm.state()
+	mark := lm.c.Transcript.Len()
+	switch how := rapid.IntRange(0, 4).Draw(t, "how the purge goes"); how {
+	case 4:
+		sessions := [][]lab.Event{{job("purge 1")}, {job("purge 2")}}
+		told := "two purges"
+		if rapid.Bool().Draw(t, "and a delivery") {
+			e := lm.newOrKnown(t)
+			sessions = append(sessions, []lab.Event{e})
+			told += " and " + showEvent(e)
+		}
+		answers, schedule := lm.db.Interleave(func(step int, parked []string, _ string) string {
+			return rapid.SampledFrom(parked).Draw(t, fmt.Sprintf("step %d", step+1))
+		}, sessions...)
+		var said []string
+		for _, a := range answers {
+			if isJob(a) {
+				said = append(said, a.Session+" "+jobAnswer(a, pj.purgedBy(a.Session)))
+			} else {
+				said = append(said, fmt.Sprintf("%s %v", a.Session, a))
+			}
+		}
+		lm.story.add("%s%s at %s at once, schedule %s: %s%s", prefix, told, showTime(now), schedule, strings.Join(said, "; "),
+			indented(lm.c.Transcript.From(mark)))
+		lm.settleRace(t, answers, before, mark)
+	case 0, 1:
+		a := lm.db.Attempt(job("purge"))
+		lm.story.add("%spurge at %s: %s", prefix, showTime(now), jobAnswer(a, pj.purgedBy(a.Session)))
+		p := pj.runOf(lm, []labtest.Answer{a})
+		pj.settle(lm, t, p, before, mark)
+	case 2:
+		f := labtest.Fault{When: drawWhen(t), N: rapid.IntRange(1, 3).Draw(t, "statement")}
+		lm.db.Inject(f)
+		a := lm.db.Attempt(job("purge"))
+		lm.db.Lift()
+		lm.story.add("%spurge at %s with a fault %s statement %d: %s%s", prefix, showTime(now), f.When, f.N, jobAnswer(a, pj.purgedBy(a.Session)),
+			indented(lm.c.Transcript.From(mark)))
+		p := pj.runOf(lm, []labtest.Answer{a})
+		pj.settle(lm, t, p, before, mark)
+	case 3:
+		when, n := drawWhen(t), rapid.IntRange(1, 3).Draw(t, "statement")
+		killed, a := lm.db.Crash(job("purge"), when, n)
+		if !killed {
+			lm.story.add("%spurge at %s, to be killed %s statement %d, which it never reaches: %s", prefix, showTime(now), when, n,
+				jobAnswer(a, pj.purgedBy(a.Session)))
+			p := pj.runOf(lm, []labtest.Answer{a})
+			pj.settle(lm, t, p, before, mark)
+			return
+		}
+		lm.story.add("%spurge at %s, the process killed %s statement %d, the service restarted%s", prefix, showTime(now), when, n,
+			indented(lm.c.Transcript.From(mark)))
+		lm.settle(t, nil, mark, &purgeRun{at: now})
+		pj.purgeNow(lm, t, "then ")
+	}
+}
+
+// jobAnswer renders a job's answer: done (with what it says it did), or its
+// error.
+func jobAnswer(a labtest.Answer, purged int64) string {
+	if a.Err == errJobDone || (a.Err != nil && a.Err.Error() == errJobDone.Error()) {
+		return count(int(purged), "row", "rows") + " deleted"
+	}
+	return a.String()
+}
+
+// settle settles a step of purges alone: the ledger as the model says,
+// the rows the purges were to delete gone, and what they said they
+// deleted what went.
+func (pj *purgeJobs) settle(lm *ledgerMachine, t *rapid.T, p *purgeRun, before ledgerState, mark int) {
+	lm.settle(t, nil, mark, p)
+	if why := p.after(lm, before); why != "" {
+		lm.fail(t, "%s%s", why, lm.excerpt(mark))
+	}
+}
+
+// purgeRun is a step's purges, all at one instant.
+type purgeRun struct {
+	at   time.Time
+	sure bool  // every purge finished: rows past their window must be gone
+	n    int   // how many purges
+	said int64 // the rows they said they deleted, together
+}
+
+// runOf describes the purges that answered answers.
+func (pj *purgeJobs) runOf(lm *ledgerMachine, answers []labtest.Answer) *purgeRun {
+	p := &purgeRun{at: lm.clockNow(), sure: true, n: len(answers)}
+	var sessions []string
+	for _, a := range answers {
+		if !slices.Contains(sessions, a.Session) { // a session may purge twice
+			sessions = append(sessions, a.Session)
+			p.said += pj.purgedBy(a.Session)
+		}
+		if a.Err != errJobDone {
+			p.sure = false
+		}
+	}
+	return p
+}
+
+// settle is m after the purge, as far as the database tells: a row whose
+// event can still come stays; a row whose window closed a second or more
+// before goes (if every purge finished); a row in between is as the
+// database has it.
+func (p *purgeRun) settle(m *ledgerModel, got ledgerState) *ledgerModel {
+	present := map[lab.Key]bool{}
+	for _, e := range got.inbox {
+		present[e.Key()] = true
+	}
+	m = m.clone()
+	for _, k := range sortedKeys(m.stored) {
+		end := m.arrived[k].Add(redeliveryWindow)
+		switch {
+		case !p.at.After(end): // the event can still come: the row stays
+		case p.sure && !p.at.Before(end.Add(time.Second)):
+			delete(m.stored, k)
+		case !present[k]:
+			delete(m.stored, k)
+		}
+	}
+	return m
+}
+
+// wrong says which rows the purge got wrong, given the model m before it:
+// a row deleted while its event can still come, or (once every purge
+// finished) kept a second or more past its window.
+func (p *purgeRun) wrong(m *ledgerModel, got ledgerState) []string {
+	present := map[lab.Key]bool{}
+	for _, e := range got.inbox {
+		present[e.Key()] = true
+	}
+	var out []string
+	for _, k := range sortedKeys(m.stored) {
+		first := m.arrived[k]
+		end := first.Add(redeliveryWindow)
+		switch {
+		case !p.at.After(end) && !present[k]:
+			out = append(out, fmt.Sprintf("Purge(%s) deleted %s, first delivered at %s: its window is open until %s, and the provider may still send it",
+				showTime(p.at), showEvent(m.stored[k]), showTime(first), showTime(end.In(p.at.Location()))))
+		case p.sure && !p.at.Before(end.Add(time.Second)) && present[k]:
+			out = append(out, fmt.Sprintf("Purge(%s) kept %s, first delivered at %s: its window closed at %s, and history past it must go",
+				showTime(p.at), showEvent(m.stored[k]), showTime(first), showTime(end.In(p.at.Location()))))
+		}
+	}
+	return out
+}
+
+// after says what is wrong with what the purges said they deleted, if they
+// all finished: together, the rows that went.
+func (p *purgeRun) after(lm *ledgerMachine, before ledgerState) string {
+	if !p.sure {
+		return ""
+	}
+	after := lm.state()
+	still := map[lab.Key]bool{}
+	for _, e := range after.inbox {
+		still[e.Key()] = true
+	}
+	var gone []string
+	for _, e := range before.inbox {
+		if !still[e.Key()] {
+			gone = append(gone, showEvent(e))
+		}
+	}
+	if p.said != int64(len(gone)) {
+		return fmt.Sprintf("Purge(%s) = %d rows deleted (%s together), want %d: the rows gone are %v", showTime(p.at), p.said,
+			count(p.n, "purge", "purges"), len(gone), gone)
+	}
+	return ""
 }
 
 // purgeBoundaries: an event first delivered at t0 may be redelivered up to
