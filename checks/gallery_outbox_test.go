@@ -19,7 +19,20 @@ type outboxFix struct {
 	sendAfter bool // no outbox: the handler sends after its COMMIT, the mailbox deduplicates
 	markFirst bool // the relay marks a message sent before sending it
 	noDedupe  bool // the mailbox keeps every copy
-	by        []string
+	// markAll: the relay marks the outbox sent with one statement,
+	// UPDATE outbox SET sent = 1 WHERE sent = 0, after sending what it
+	// read. Run between deliveries, it marks what it sent. A credit that
+	// commits while it sends is marked too, never having been read, and its
+	// receipt is never sent.
+	markAll bool
+	// claim: worried about two relays sending one message, the student has
+	// the relay claim what it will send (sent = 2, in one UPDATE …
+	// RETURNING), then send and mark each, and give back what it could not
+	// send. Two relays at once never send one message twice. But a relay
+	// killed between its claim and its sends leaves the claims behind, and
+	// no later relay sends them: their receipts never go.
+	claim bool
+	by    []string
 }
 
 var outboxFixes = []outboxFix{
@@ -27,6 +40,8 @@ var outboxFixes = []outboxFix{
 	{name: "send-after-commit", sendAfter: true, by: []string{"OneReceiptPerCredit"}},
 	{name: "relay-marks-sent-first", markFirst: true, by: []string{"OneReceiptPerCredit"}},
 	{name: "mailbox-keeps-copies", noDedupe: true, by: []string{"OneReceiptPerCredit"}},
+	{name: "relay-marks-all-sent", markAll: true, by: []string{"MailSearch"}},
+	{name: "relay-claims", claim: true, by: []string{"MailSearch"}},
 }
 
 func (w outboxFix) service() outbox.Service {
@@ -42,8 +57,13 @@ func (w outboxFix) service() outbox.Service {
 		base := s.Variant
 		s.Variant = func(m outbox.Mailer) lab.Variant { v := base(m); v.Name = name; return v }
 	}
-	if w.markFirst {
+	switch {
+	case w.markFirst:
 		s.Relay = markThenSend
+	case w.markAll:
+		s.Relay = sendThenMarkAll
+	case w.claim:
+		s.Relay = claimThenSend
 	}
 	if w.noDedupe {
 		s.Receiver = func() outbox.Mailbox { return &outbox.Receiver{} }
@@ -112,4 +132,60 @@ func markThenSend(ctx context.Context, db *sql.DB, mailer outbox.Mailer) error {
 		}
 	}
 	return nil
+}
+
+// sendThenMarkAll sends what the outbox holds unsent, then marks the outbox
+// sent in one statement.
+func sendThenMarkAll(ctx context.Context, db *sql.DB, mailer outbox.Mailer) error {
+	pending, err := unsent(ctx, db, `SELECT id, body FROM outbox WHERE sent = 0 ORDER BY rowid`)
+	if err != nil {
+		return err
+	}
+	for _, m := range pending {
+		if err := mailer.Send(ctx, m); err != nil {
+			return fmt.Errorf("sending %s: %w", m.ID, err)
+		}
+	}
+	_, err = db.ExecContext(ctx, `UPDATE outbox SET sent = 1 WHERE sent = 0`)
+	return err
+}
+
+// claimThenSend claims every unsent message (sent = 2) in one statement, so
+// that a second relay running at the same time finds none of them, then
+// sends each and marks it sent; a failed send gives back what is left.
+func claimThenSend(ctx context.Context, db *sql.DB, mailer outbox.Mailer) error {
+	claimed, err := unsent(ctx, db, `UPDATE outbox SET sent = 2 WHERE sent = 0 RETURNING id, body`)
+	if err != nil {
+		return err
+	}
+	for i, m := range claimed {
+		if err := mailer.Send(ctx, m); err != nil {
+			for _, back := range claimed[i:] {
+				db.ExecContext(ctx, `UPDATE outbox SET sent = 0 WHERE id = $1`, back.ID)
+			}
+			return fmt.Errorf("sending %s: %w", m.ID, err)
+		}
+		if _, err := db.ExecContext(ctx, `UPDATE outbox SET sent = 1 WHERE id = $1`, m.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unsent reads the messages query returns.
+func unsent(ctx context.Context, db *sql.DB, query string) ([]outbox.Message, error) {
+	rows, err := db.QueryContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []outbox.Message
+	for rows.Next() {
+		var m outbox.Message
+		if err := rows.Scan(&m.ID, &m.Body); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
 }

@@ -2,9 +2,13 @@ package checks
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+
+	"pgregory.net/rapid"
 
 	"idemlab/exercises/outbox"
 	"idemlab/lab"
@@ -70,12 +74,247 @@ func (p *postman) Send(_ context.Context, m outbox.Message) error {
 	return nil
 }
 
-// Outbox is the check of the outbox exercise: OneReceiptPerCredit, then
-// the whole matrix held to the correct standard.
+// Outbox is the check of the outbox exercise: OneReceiptPerCredit, the
+// whole matrix held to the correct standard, then MailSearch.
+//
+// MailSearch is the ledger property (see ledger.go) with the relay as a
+// background job and a mail server that loses acknowledgements and
+// refuses messages: 100 stories at -rapid.checks=100. Its dimensions:
+//
+//   - data, concurrency, pool shape and faults as every ledger property's
+//     (sources never hold a '/': a message's id is source/event_id, which
+//     cannot tell "a/b"+"c" from "a"+"b/c");
+//   - the relay: run alone, with an error before or after any of its
+//     statements, killed at any of them (a send it would make after its
+//     death never leaves), two relays at once, and relays among deliveries,
+//     so that a credit commits while a relay works;
+//   - the mail server: a relay's send delivered but its acknowledgement
+//     lost, or refused (not delivered), at any send of a run;
+//   - time: the relay reads no clock (Relay takes none); the bubble's clock
+//     moves by the fractions of a second lock waits take;
+//   - the model: after every step the mailbox holds only receipts of
+//     events credited, each once and with the credit's body; after the
+//     story, the relay runs with a healthy mail server until it has nothing
+//     left to send, and then every credit has its receipt.
 func Outbox(c *Checker, s outbox.Service) {
 	mail := &postman{}
 	c.Scenario(oneReceiptPerCredit(s, mail), s.Variant(mail))
 	c.Matrix(outboxHandler(s), nil)
+	mj := &mailJobs{post: &storyPostman{}, relay: s.Relay, receiver: s.Receiver}
+	v := s.Variant(mj.post)
+	env := &ledgerEnv{newInner: v.New,
+		runJob: func(ctx context.Context, pool *sql.DB, _ lab.Event) error { return mj.relay(ctx, pool, mj.post) }}
+	spec := &ledgerSpec{
+		propertySpec: propertySpec{exercise: "outbox", name: "MailSearch", stories: 100,
+			shows: "rapid's stories of credits and relays at once, relays killed or failing at any statement, acknowledgements lost and messages refused: one receipt per credit, none for an event never credited"},
+		env: env, jobs: []string{"relay"},
+		steps: map[string]func(*ledgerMachine, *rapid.T){"Relay": mj.relayStep},
+		weights: map[string]int{"New": 3, "Repeat": 2, "Changed": 1, "Twin": 1, "Missing": 1, "Refused": 1, "Fault": 2, "Crash": 2,
+			"Race": 4, "FaultRace": 1, "Reconnect": 1, "Restart": 1, "Relay": 4},
+		hooks: ledgerHooks{
+			begin:     func(*ledgerMachine, *rapid.T) { mj.post.reset(mj.receiver()) },
+			opened:    func(lm *ledgerMachine) { mj.post.db = lm.db },
+			finish:    mj.drain,
+			invariant: func(lm *ledgerMachine) string { return mj.wrong(lm, false) },
+			dieAt:     mj.post.dieAt,
+			raceJob: func(_ *ledgerMachine, t *rapid.T, _ string) string {
+				mj.post.plan(t)
+				return "the relay" + mj.post.String()
+			},
+		},
+	}
+	c.Scenario(spec.property(), env.variant(v))
+}
+
+// mailJobs is MailSearch's relay and mail: the exercise's Relay, run as a
+// job, its mail server and the story's mailbox.
+type mailJobs struct {
+	post     *storyPostman
+	relay    func(ctx context.Context, db *sql.DB, m outbox.Mailer) error
+	receiver func() outbox.Mailbox
+}
+
+// storyPostman is MailSearch's mail server: it delivers to the story's
+// mailbox, loses the acknowledgement of a send or refuses one as a relay
+// run's plan says, and delivers nothing for a process that a crash killed.
+type storyPostman struct {
+	mu        sync.Mutex
+	to        outbox.Mailbox
+	db        *labtest.DB
+	sends     int    // sends so far in the story
+	loseAckAt int    // the send whose acknowledgement is lost; 0 for none
+	refuseAt  int    // the send refused; 0 for none
+	planned   string // what the plan says, for the story
+	crashAt   int    // a session that has run this many statements is dead; 0 for none
+}
+
+// reset starts a story with an empty mailbox.
+func (p *storyPostman) reset(to outbox.Mailbox) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.to, p.sends, p.loseAckAt, p.refuseAt, p.planned, p.crashAt = to, 0, 0, 0, "", 0
+}
+
+// plan draws what happens to the next sends: nothing, or the k-th one's
+// acknowledgement lost, or the k-th one refused.
+func (p *storyPostman) plan(t *rapid.T) {
+	kind := rapid.IntRange(0, 2).Draw(t, "the mail server")
+	k := rapid.IntRange(1, 3).Draw(t, "which send")
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.loseAckAt, p.refuseAt, p.planned = 0, 0, ""
+	switch kind {
+	case 1:
+		p.loseAckAt = p.sends + k
+		p.planned = fmt.Sprintf(" (the mail server loses the acknowledgement of send %d from here)", k)
+	case 2:
+		p.refuseAt = p.sends + k
+		p.planned = fmt.Sprintf(" (the mail server refuses send %d from here)", k)
+	}
+}
+
+// String says what the plan is.
+func (p *storyPostman) String() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.planned
+}
+
+// dieAt makes every session that has run n statements dead (see Crash);
+// 0 revives none and kills none.
+func (p *storyPostman) dieAt(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.crashAt = n
+}
+
+// errDead is what a send from a dead process gets; nobody sees it.
+var errDead = errors.New("the process is dead")
+
+// Send delivers m as planned.
+func (p *storyPostman) Send(ctx context.Context, m outbox.Message) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.crashAt > 0 && p.db.Steps(labtest.SessionOf(ctx)) >= p.crashAt {
+		return errDead
+	}
+	p.sends++
+	if p.sends == p.refuseAt {
+		return errRefused
+	}
+	p.to.Receive(m)
+	if p.sends == p.loseAckAt {
+		return errAckLost
+	}
+	return nil
+}
+
+// messages returns what the mailbox holds.
+func (p *storyPostman) messages() []outbox.Message {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]outbox.Message(nil), p.to.Messages()...)
+}
+
+// relayStep runs the relay as a job of its own: plainly, with an error before
+// or after one of its statements, or killed there (the service restarted).
+func (mj *mailJobs) relayStep(lm *ledgerMachine, t *rapid.T) {
+	post := mj.post
+	post.plan(t)
+	mark := lm.c.Transcript.Len()
+	switch rapid.IntRange(0, 3).Draw(t, "how the relay goes") {
+	case 0, 1:
+		a := lm.db.Attempt(job("relay"))
+		lm.story.add("the relay runs%s: %s%s", post, jobString(a), indented(lm.c.Transcript.From(mark)))
+	case 2:
+		f := labtest.Fault{When: drawWhen(t), N: rapid.IntRange(1, 4).Draw(t, "statement")}
+		lm.db.Inject(f)
+		a := lm.db.Attempt(job("relay"))
+		lm.db.Lift()
+		lm.story.add("the relay runs%s with a fault %s statement %d: %s%s", post, f.When, f.N, jobString(a), indented(lm.c.Transcript.From(mark)))
+	case 3:
+		when, n := drawWhen(t), rapid.IntRange(1, 4).Draw(t, "statement")
+		post.dieAt(n)
+		killed, a := lm.db.Crash(job("relay"), when, n)
+		post.dieAt(0)
+		if !killed {
+			lm.story.add("the relay runs%s, to be killed %s statement %d, which it never reaches: %s%s", post, when, n, jobString(a),
+				indented(lm.c.Transcript.From(mark)))
+			break
+		}
+		lm.story.add("the relay runs%s, the process killed %s statement %d, the service restarted%s", post, when, n,
+			indented(lm.c.Transcript.From(mark)))
+	}
+	lm.settle(t, nil, mark, nil) // the relay leaves the ledger alone
+}
+
+// jobString renders a job's answer.
+func jobString(a labtest.Answer) string {
+	if errors.Is(a.Err, errJobDone) {
+		return "done"
+	}
+	return a.String()
+}
+
+// drain runs the relay, sessionless and with a mail server that accepts
+// everything, until a run sends nothing new, and checks that every credit
+// has its receipt.
+func (mj *mailJobs) drain(lm *ledgerMachine, t *rapid.T) {
+	post := mj.post
+	post.mu.Lock()
+	post.loseAckAt, post.refuseAt, post.planned, post.crashAt = 0, 0, "", 0
+	post.mu.Unlock()
+	lm.env.mu.Lock()
+	pool := lm.env.pool
+	lm.env.mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i := range len(lm.m.stored) + 3 {
+		got := len(post.messages())
+		if err := mj.relay(ctx, pool, post); err != nil {
+			lm.fail(t, "after the story, Relay = %v, with a mail server that accepts everything", err)
+		}
+		if i > 0 && len(post.messages()) == got {
+			break
+		}
+	}
+	lm.story.add("the relay runs, the mail server accepting everything, until it sends nothing new")
+	if why := mj.wrong(lm, true); why != "" {
+		lm.fail(t, "%s", why)
+	}
+}
+
+// wrong says what is wrong with the mailbox: a receipt for an event
+// never credited, or with another body than its credit's, or twice; and
+// once the relay has sent everything (final), a credit without its receipt.
+func (mj *mailJobs) wrong(lm *ledgerMachine, final bool) string {
+	credited := map[string]outbox.Message{}
+	for _, e := range lm.m.stored {
+		m := outbox.Receipt(e)
+		credited[m.ID] = m
+	}
+	got := map[string]int{}
+	var wrong []string
+	for _, m := range mj.post.messages() {
+		got[m.ID]++
+		want, ok := credited[m.ID]
+		switch {
+		case !ok:
+			wrong = append(wrong, fmt.Sprintf("the mailbox holds a receipt for %s, which was never credited", showKey(m.ID)))
+		case m.Body != want.Body:
+			wrong = append(wrong, fmt.Sprintf("the mailbox holds %q for %s, want %q", m.Body, showKey(m.ID), want.Body))
+		case got[m.ID] == 2:
+			wrong = append(wrong, fmt.Sprintf("the mailbox holds two receipts for %s, want one", showKey(m.ID)))
+		}
+	}
+	if final {
+		for _, k := range sortedKeys(lm.m.stored) {
+			if m := outbox.Receipt(lm.m.stored[k]); got[m.ID] == 0 {
+				wrong = append(wrong, fmt.Sprintf("receipts for %s in the mailbox = 0, want 1: it was credited, and the relay has sent all it will", showKey(m.ID)))
+			}
+		}
+	}
+	return strings.Join(wrong, "; ")
 }
 
 // oneReceiptPerCredit tells five stories, the relay running twice (as a job
