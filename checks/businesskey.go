@@ -3,11 +3,16 @@ package checks
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
+
+	"pgregory.net/rapid"
 
 	"idemlab/exercises/businesskey"
 	"idemlab/lab"
@@ -55,7 +60,33 @@ func pay(source, eventID string, order, amount int64) lab.Event {
 // story told in order), OrderRace (the two events of one order in every
 // interleaving) and OrderFaults (an error at every statement of the first
 // event), each asking for one activation per order and every event
-// recorded as seen.
+// recorded as seen; then OrderSearch.
+//
+// OrderSearch is a model-based property of its own (orders, not a ledger):
+// 100 stories at -rapid.checks=100. Its dimensions:
+//
+//   - data: two or three orders a story, whose ids mix case (order-A beside
+//     order-a), hold multi-byte runes, composed and decomposed accents, a
+//     '/', or are exactly 128 bytes long; payments of one order under new
+//     event ids, from several sources (which differ by case too), with the
+//     same amount or another (1, small, at the amount cap), and repeats of
+//     known events, with their amount or another;
+//   - concurrency: two or three sessions, each paying one or two times
+//     (one event in several sessions, several events of one order, other
+//     orders), interleaved at every statement by a schedule rapid draws,
+//     sometimes with an error injected into the first statement of a kind
+//     one of them runs;
+//   - pool shape: one connection, two, or as many as the handler opens; idle
+//     connections closed mid-story; a restart;
+//   - faults: an error before or after any statement of a payment, then its
+//     retry; the process killed before or after any statement, the service
+//     restarted, then the retry;
+//   - time: the exercise has no clock (no window);
+//   - the model: an order is activated once, whatever events and amounts
+//     report it; every event is recorded as seen, once; the first payment
+//     event of an order is applied, every other one (and every repeat) a
+//     duplicate; for payments at once, those of some order of them, each
+//     one that failed entirely done or not at all.
 func BusinessKey(c *Checker, s businesskey.Service) {
 	v := orderVariant(s)
 	for _, g := range []orderGuarantee{oneActivation, orderRace, orderFaults} {
@@ -69,6 +100,453 @@ func BusinessKey(c *Checker, s businesskey.Service) {
 			c.Fail(Failure{Guarantee: g.name, Shows: g.shows, Lines: lines, Transcript: transcript})
 		}
 	}
+	env := &orderEnv{s: s}
+	spec := propertySpec{exercise: "businesskey", name: "OrderSearch", stories: 100,
+		shows: "rapid's stories of payments for orders whose ids look alike, under several event ids and amounts, at once, under faults and crashes: each order activated once, every event recorded once",
+		story: env.tell}
+	c.Scenario(spec.scenario(), env.variant())
+}
+
+// orderEnv is what OrderSearch's variant shares with its stories: the
+// handler of the story under way, its pool and shape, and the ids of the
+// story's orders, which the lab's events name by number (account n pays
+// the story's n-th order).
+type orderEnv struct {
+	s      businesskey.Service
+	mu     sync.Mutex
+	shape  poolShape
+	pool   *sql.DB
+	inner  businesskey.Processor
+	orders []string
+}
+
+// variant is the exercise's handler as the lab's engine sees one: its
+// schema and an accounts table for the lab to seed (one account per order
+// of the story; the story creates the orders), and events turned into
+// payments of the story's orders.
+func (env *orderEnv) variant() lab.Variant {
+	return lab.Variant{Name: env.s.Name, Mistake: "an exercise", DSN: env.s.DSN,
+		Schema: env.s.Schema + `;
+CREATE TABLE accounts (id INTEGER PRIMARY KEY, balance INTEGER NOT NULL DEFAULT 0);`,
+		New: func(db *sql.DB) lab.Processor {
+			env.mu.Lock()
+			defer env.mu.Unlock()
+			env.pool = db
+			db.SetMaxOpenConns(int(env.shape))
+			env.inner = env.s.New(db)
+			return orderPaying{env}
+		}}
+}
+
+// orderPaying delivers a lab event as a payment of the story's order.
+type orderPaying struct{ env *orderEnv }
+
+func (p orderPaying) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) {
+	return p.env.handler().Process(ctx, p.env.payment(e))
+}
+
+func (env *orderEnv) handler() businesskey.Processor {
+	env.mu.Lock()
+	defer env.mu.Unlock()
+	return env.inner
+}
+
+// payment is e as a payment of the story's e.AccountID-th order.
+func (env *orderEnv) payment(e lab.Event) businesskey.Payment {
+	env.mu.Lock()
+	defer env.mu.Unlock()
+	return businesskey.Payment{Source: e.Source, EventID: e.EventID, OrderID: env.orders[e.AccountID-1], Amount: e.Amount}
+}
+
+// storyOrders are the order ids OrderSearch draws from: a case pair, a
+// composed and a decomposed accent, another script, a '/', and one of
+// exactly 128 bytes.
+var storyOrders = []string{"order-42", "order-A", "order-a", "ORDER-42", "order-\u00e9", "order-e\u0301", "заказ-7", "orders/42",
+	exactly(lab.MaxKeyBytes, "order-", "€")}
+
+// orderMachine is one story of OrderSearch.
+type orderMachine struct {
+	env       *orderEnv
+	c         *labtest.Run
+	db        *labtest.DB
+	activated map[string]bool
+	seen      map[lab.Key]lab.Event // every event recorded, as first paid
+	story     *story
+	next      int
+}
+
+// orderModel is what an ideal handler would have recorded.
+type orderModel struct {
+	activated map[string]bool
+	seen      map[lab.Key]lab.Event
+}
+
+func (m orderModel) clone() orderModel {
+	return orderModel{maps.Clone(m.activated), maps.Clone(m.seen)}
+}
+
+// tell tells one story.
+func (env *orderEnv) tell(c *labtest.Run, t *rapid.T) {
+	om := &orderMachine{env: env, c: c, activated: map[string]bool{}, seen: map[lab.Key]lab.Event{}, story: &story{}}
+	shape := drawShape(t)
+	n := rapid.IntRange(2, 3).Draw(t, "orders")
+	orders := rapid.SliceOfNDistinct(rapid.SampledFrom(storyOrders), n, n, rapid.ID[string]).Draw(t, "order ids")
+	env.mu.Lock()
+	env.shape, env.orders = shape, orders
+	env.mu.Unlock()
+	var accounts []labtest.Account
+	var named []string
+	for i, id := range orders {
+		accounts = append(accounts, labtest.Account{ID: int64(i + 1)})
+		named = append(named, showKey(id))
+	}
+	om.story.setup("%s; orders %s, none activated", shape, strings.Join(named, ", "))
+	om.db = c.OpenScheduled(accounts...)
+	for _, id := range orders {
+		if _, err := om.pool().ExecContext(context.Background(), `INSERT INTO orders (id) VALUES ($1)`, id); err != nil {
+			c.Errorf("creating order %s: %v", showKey(id), err)
+			t.Fatalf("creating order %s: %v", showKey(id), err)
+		}
+	}
+	defer func() { om.pool().Close() }()
+	t.Repeat(map[string]func(*rapid.T){
+		"":    om.check,
+		"Pay": om.Pay, "Pay#2": om.Pay, "Pay#3": om.Pay,
+		"Repeat": om.Repeat, "Repeat#2": om.Repeat,
+		"Race": om.Race, "Race#2": om.Race, "Race#3": om.Race, "Race#4": om.Race,
+		"Fault": om.Fault, "Fault#2": om.Fault,
+		"Crash":     om.Crash,
+		"Reconnect": om.Reconnect,
+		"Restart":   om.Restart,
+	})
+}
+
+func (om *orderMachine) pool() *sql.DB {
+	om.env.mu.Lock()
+	defer om.env.mu.Unlock()
+	return om.env.pool
+}
+
+func (om *orderMachine) model() orderModel { return orderModel{om.activated, om.seen} }
+
+// fail ends the story with what went wrong and the story so far.
+func (om *orderMachine) fail(t *rapid.T, format string, args ...any) {
+	t.Fatalf("%s\n\nthe story:\n%s", fmt.Sprintf(format, args...), om.story)
+}
+
+// check is the invariant after every step: the lab saw nothing wrong.
+func (om *orderMachine) check(t *rapid.T) {
+	if fs := om.c.Failures(); len(fs) > 0 {
+		om.fail(t, "%s", fs[0])
+	}
+}
+
+// show renders a payment event as the story tells it.
+func (om *orderMachine) show(e lab.Event) string {
+	return fmt.Sprintf("%s/%s pays %s %d", showKey(e.Source), showKey(e.EventID), showKey(om.env.payment(e).OrderID), e.Amount)
+}
+
+// fresh draws a payment event never seen: one of the story's orders, under
+// a new event id, from a source, with an amount.
+func (om *orderMachine) fresh(t *rapid.T) lab.Event {
+	om.next++
+	source := rapid.SampledFrom([]string{"provider-a", "provider-b", "Provider-A"}).Draw(t, "source")
+	id := rapid.SampledFrom([]string{"evt-%d", "EVT-%d", "évt-%d", "pay_%dAbC"}).Draw(t, "event id")
+	return lab.Event{Source: source, EventID: fmt.Sprintf(id, om.next),
+		AccountID: int64(rapid.IntRange(1, len(om.env.orders)).Draw(t, "order")),
+		Amount:    rapid.SampledFrom([]int64{1, 500, 700, lab.MaxAmount}).Draw(t, "amount")}
+}
+
+// known draws an event seen before, with its amount or another.
+func (om *orderMachine) known(t *rapid.T) lab.Event {
+	if len(om.seen) == 0 {
+		t.SkipNow() // no payment yet
+	}
+	e := om.seen[rapid.SampledFrom(sortedKeys(om.seen)).Draw(t, "known")]
+	if rapid.Bool().Draw(t, "another amount") {
+		e.Amount++
+	}
+	return e
+}
+
+// Pay delivers a new payment event.
+func (om *orderMachine) Pay(t *rapid.T) { om.deliver(t, "pay", om.fresh(t)) }
+
+// Repeat delivers a known payment event again.
+func (om *orderMachine) Repeat(t *rapid.T) { om.deliver(t, "pay again", om.known(t)) }
+
+func (om *orderMachine) deliver(t *rapid.T, what string, e lab.Event) {
+	mark := om.c.Transcript.Len()
+	a := om.db.Attempt(e)
+	om.story.add("%s %s: %v", what, om.show(e), a)
+	om.settle(t, [][]labtest.Answer{{a}}, mark)
+}
+
+// Fault delivers a payment with an error injected before or after one of
+// its statements, then delivers it again.
+func (om *orderMachine) Fault(t *rapid.T) {
+	e := om.fresh(t)
+	if len(om.seen) > 0 && rapid.Bool().Draw(t, "known") {
+		e = om.known(t)
+	}
+	f := labtest.Fault{When: drawWhen(t), N: rapid.IntRange(1, 6).Draw(t, "statement")}
+	mark := om.c.Transcript.Len()
+	fault := om.db.Inject(f)
+	a := om.db.Attempt(e)
+	om.db.Lift()
+	om.story.add("pay %s with a fault %s statement %d: %v%s", om.show(e), f.When, f.N, a, indented(om.c.Transcript.From(mark)))
+	if fault.Fired() == 0 {
+		om.settle(t, [][]labtest.Answer{{a}}, mark)
+		return
+	}
+	om.settle(t, [][]labtest.Answer{{a}}, mark)
+	om.deliver(t, "pay again", e)
+}
+
+// Crash delivers a payment and kills the process before or after one of
+// its statements, restarts the service, and delivers it again.
+func (om *orderMachine) Crash(t *rapid.T) {
+	e := om.fresh(t)
+	when, n := drawWhen(t), rapid.IntRange(1, 6).Draw(t, "statement")
+	mark := om.c.Transcript.Len()
+	killed, a := om.db.Crash(e, when, n)
+	if !killed {
+		om.story.add("pay %s, to be killed %s statement %d, which it never reaches: %v", om.show(e), when, n, a)
+		om.settle(t, [][]labtest.Answer{{a}}, mark)
+		return
+	}
+	om.story.add("pay %s, the process killed %s statement %d, the service restarted%s", om.show(e), when, n, indented(om.c.Transcript.From(mark)))
+	om.settle(t, [][]labtest.Answer{{{Session: "(killed)", Event: e, Err: errKilledStory}}}, mark)
+	om.deliver(t, "pay again", e)
+}
+
+// Race pays in two or three sessions at once, each one or two payments,
+// drawn around one new payment event: itself, another event of its order,
+// or any other; sometimes with an error injected.
+func (om *orderMachine) Race(t *rapid.T) {
+	base := om.fresh(t)
+	n := rapid.IntRange(2, 3).Draw(t, "sessions")
+	sessions := make([][]lab.Event, n)
+	var told []string
+	for i := range sessions {
+		var parts []string
+		for range rapid.IntRange(1, 2).Draw(t, "payments in the session") {
+			e := base
+			switch rapid.SampledFrom([]string{"same", "same", "same order", "other", "known"}).Draw(t, "race item") {
+			case "same order":
+				e = om.fresh(t)
+				e.AccountID = base.AccountID
+			case "other":
+				e = om.fresh(t)
+			case "known":
+				if len(om.seen) > 0 {
+					e = om.known(t)
+				}
+			}
+			sessions[i] = append(sessions[i], e)
+			parts = append(parts, om.show(e))
+		}
+		told = append(told, strings.Join(parts, " then "))
+	}
+	var fault *labtest.Fault
+	if rapid.Bool().Draw(t, "a fault in the race") {
+		fault = om.db.Inject(labtest.Fault{When: drawWhen(t), Op: rapid.SampledFrom(faultOps).Draw(t, "fault's statement")})
+	}
+	mark := om.c.Transcript.Len()
+	answers, schedule := om.db.Interleave(func(step int, parked []string, _ string) string {
+		return rapid.SampledFrom(parked).Draw(t, fmt.Sprintf("step %d", step+1))
+	}, sessions...)
+	om.db.Lift()
+	what := fmt.Sprintf("at once: %s; schedule %s", strings.Join(told, " | "), schedule)
+	if fault != nil && fault.Fired() > 0 {
+		what += fmt.Sprintf("; a %s", fault)
+	}
+	om.story.add("%s: %s%s", what, showAnswers(answers), indented(om.c.Transcript.From(mark)))
+	var grouped [][]labtest.Answer
+	index := map[string]int{}
+	for _, a := range answers {
+		i, ok := index[a.Session]
+		if !ok {
+			i = len(grouped)
+			index[a.Session] = i
+			grouped = append(grouped, nil)
+		}
+		grouped[i] = append(grouped[i], a)
+	}
+	om.settle(t, grouped, mark)
+}
+
+// Reconnect closes the pool's idle connections.
+func (om *orderMachine) Reconnect(t *rapid.T) {
+	pool := om.pool()
+	pool.SetMaxIdleConns(0)
+	pool.SetMaxIdleConns(2)
+	om.story.add("the pool closes its idle connections: the next statement opens a new one")
+}
+
+// Restart replaces the handler by a new one on the same pool.
+func (om *orderMachine) Restart(t *rapid.T) {
+	om.env.mu.Lock()
+	om.env.inner = om.env.s.New(om.env.pool)
+	om.env.mu.Unlock()
+	om.story.add("the service restarts: a new handler on the same database")
+}
+
+// expect is the model's answer to a payment, and what it records.
+func (om *orderMachine) expect(m orderModel, e lab.Event) lab.Outcome {
+	if _, ok := m.seen[e.Key()]; ok || m.activated[om.env.payment(e).OrderID] {
+		return lab.Duplicate
+	}
+	return lab.Applied
+}
+
+// record is m after the payment e took effect.
+func (om *orderMachine) record(m orderModel, e lab.Event) orderModel {
+	m = m.clone()
+	if _, ok := m.seen[e.Key()]; !ok {
+		m.seen[e.Key()] = e
+		m.activated[om.env.payment(e).OrderID] = true
+	}
+	return m
+}
+
+// settle finds an order of the sessions' answers, and for each payment
+// whose answer leaves open whether it took effect, whether it did, under
+// which every answer is the model's and the database the model's; it
+// adopts that model, or fails the story.
+func (om *orderMachine) settle(t *rapid.T, sessions [][]labtest.Answer, mark int) {
+	activations, inbox, err := om.read()
+	if err != nil {
+		om.fail(t, "reading the orders and the inbox: %v", err)
+	}
+	pos := make([]int, len(sessions))
+	var why []string
+	var order []string
+	var found *orderModel
+	var walk func(m orderModel) bool
+	walk = func(m orderModel) bool {
+		done := true
+		for s := range sessions {
+			if pos[s] == len(sessions[s]) {
+				continue
+			}
+			done = false
+			a := sessions[s][pos[s]]
+			want := om.expect(m, a.Event)
+			var effects []bool
+			switch {
+			case uncertain(a):
+				effects = []bool{false, true}
+			case a.Err != nil || a.Outcome != want:
+				if len(why) < 3 {
+					why = append(why, fmt.Sprintf("%s%s: Process(%s) = %v, want %v", orderPrefix(order), a.Session, om.show(a.Event), a, want))
+				}
+				continue
+			default:
+				effects = []bool{true}
+			}
+			for _, took := range effects {
+				next := m
+				if took {
+					next = om.record(m, a.Event)
+				}
+				pos[s]++
+				order = append(order, a.Session)
+				ok := walk(next)
+				order = order[:len(order)-1]
+				pos[s]--
+				if ok {
+					return true
+				}
+			}
+		}
+		if !done {
+			return false
+		}
+		if d := om.diff(m, activations, inbox); d != "" {
+			if len(why) < 3 {
+				why = append(why, orderPrefix(order)+d)
+			}
+			return false
+		}
+		found = &m
+		return true
+	}
+	walk(om.model().clone())
+	if found == nil {
+		om.fail(t, "no order of the payments explains what they answered and what the database holds: %s%s",
+			strings.Join(why, "; "), indented(om.c.Transcript.From(mark)))
+	}
+	om.activated, om.seen = found.activated, found.seen
+}
+
+// read returns each order's activations and the inbox's events with their
+// orders.
+func (om *orderMachine) read() (map[string]int, map[lab.Key]string, error) {
+	ctx := context.Background()
+	activations := map[string]int{}
+	rows, err := om.pool().QueryContext(ctx, `SELECT id, activations FROM orders`)
+	if err != nil {
+		return nil, nil, err
+	}
+	for rows.Next() {
+		var id string
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			rows.Close()
+			return nil, nil, err
+		}
+		activations[id] = n
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, nil, err
+	}
+	inbox := map[lab.Key]string{}
+	rows, err = om.pool().QueryContext(ctx, `SELECT source, event_id, order_id FROM inbox`)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k lab.Key
+		var order string
+		if err := rows.Scan(&k.Source, &k.EventID, &order); err != nil {
+			return nil, nil, err
+		}
+		if _, dup := inbox[k]; dup {
+			order += " (twice)"
+		}
+		inbox[k] = order
+	}
+	return activations, inbox, rows.Err()
+}
+
+// diff describes how the orders and the inbox differ from m, or returns "".
+func (om *orderMachine) diff(m orderModel, activations map[string]int, inbox map[lab.Key]string) string {
+	var diffs []string
+	for _, id := range om.env.orders {
+		want := 0
+		if m.activated[id] {
+			want = 1
+		}
+		if activations[id] != want {
+			diffs = append(diffs, fmt.Sprintf("activations of %s = %d, want %d", showKey(id), activations[id], want))
+		}
+	}
+	for _, k := range sortedKeys(m.seen) {
+		want := om.env.payment(m.seen[k]).OrderID
+		if got, ok := inbox[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("the inbox lacks %s/%s: every event is recorded as seen", showKey(k.Source), showKey(k.EventID)))
+		} else if got != want {
+			diffs = append(diffs, fmt.Sprintf("the inbox records %s/%s for %s, want %s", showKey(k.Source), showKey(k.EventID), showKey(got), showKey(want)))
+		}
+	}
+	for _, k := range sortedKeys(inbox) {
+		if _, ok := m.seen[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("the inbox records %s/%s, which was never paid", showKey(k.Source), showKey(k.EventID)))
+		}
+	}
+	return strings.Join(diffs, "; ")
 }
 
 // An orderGuarantee is one of the businesskey check's stories: run tells

@@ -20,6 +20,18 @@ const (
 	orderCheckOutside                  // "already activated?" read outside the transaction
 	twoTransactions                    // the event recorded and committed, then the order claimed
 	claimWithoutRecord                 // the order claimed first; a repeat of the order is not recorded
+	// amountKey: the student takes the payment for the business operation
+	// and keys activations by (order_id, amount): a provider that reports
+	// one payment twice repeats both. So it does in every story of the
+	// check's own guarantees, where both events of order-42 say 500. A
+	// second event for the order with another amount (a partial capture, a
+	// rounding) activates it again.
+	amountKey
+	// caseFoldedKey: the student declares the activations' key COLLATE
+	// NOCASE, as the team's schemas declare identifiers. Order ids are
+	// opaque and case-sensitive: order-A and order-a are two orders, and
+	// the second one's payment is answered duplicate, never activated.
+	caseFoldedKey
 )
 
 var businesskeyFixes = []struct {
@@ -31,6 +43,8 @@ var businesskeyFixes = []struct {
 	{"order-check-outside-the-transaction", orderCheckOutside, []string{"OrderRace"}},
 	{"two-transactions", twoTransactions, []string{"OrderFaults"}},
 	{"claim-without-recording", claimWithoutRecord, []string{"OneActivation"}},
+	{"activation-keyed-by-amount", amountKey, []string{"OrderSearch"}},
+	{"activation-key-without-case", caseFoldedKey, []string{"OrderSearch"}},
 }
 
 func TestGalleryBusinessKey(t *testing.T) {
@@ -38,8 +52,15 @@ func TestGalleryBusinessKey(t *testing.T) {
 		t.Run("businesskey/"+w.name, func(t *testing.T) {
 			t.Parallel()
 			schema := solution.Schema
-			if w.fix == inboxByOrder {
+			switch w.fix {
+			case inboxByOrder:
 				schema = strings.Replace(schema, "PRIMARY KEY (source, event_id)", "PRIMARY KEY (order_id)", 1)
+			case amountKey:
+				schema = strings.Replace(schema, "order_id TEXT NOT NULL PRIMARY KEY REFERENCES orders (id)",
+					"order_id TEXT NOT NULL REFERENCES orders (id),\n\tamount   INTEGER NOT NULL,\n\tPRIMARY KEY (order_id, amount)", 1)
+			case caseFoldedKey:
+				schema = strings.Replace(schema, "order_id TEXT NOT NULL PRIMARY KEY REFERENCES orders (id)",
+					"order_id TEXT NOT NULL PRIMARY KEY COLLATE NOCASE REFERENCES orders (id)", 1)
 			}
 			s := businesskey.Service{Name: "gallery/businesskey/" + w.name, Schema: schema, DSN: solution.DSN,
 				New: func(db *sql.DB) businesskey.Processor { return &orders{db, w.fix} }}
@@ -68,7 +89,11 @@ func (h *orders) Process(ctx context.Context, p businesskey.Payment) (lab.Outcom
 		return n == 1, err
 	}
 	claim := func(tx *sql.Tx) (bool, error) {
-		res, err := tx.ExecContext(ctx, `INSERT INTO activations (order_id) VALUES ($1) ON CONFLICT (order_id) DO NOTHING`, p.OrderID)
+		claim, args := `INSERT INTO activations (order_id) VALUES ($1) ON CONFLICT (order_id) DO NOTHING`, []any{p.OrderID}
+		if h.fix == amountKey {
+			claim, args = `INSERT INTO activations (order_id, amount) VALUES ($1, $2) ON CONFLICT DO NOTHING`, []any{p.OrderID, p.Amount}
+		}
+		res, err := tx.ExecContext(ctx, claim, args...)
 		if err != nil {
 			return false, err
 		}
@@ -125,6 +150,16 @@ func (h *orders) Process(ctx context.Context, p businesskey.Payment) (lab.Outcom
 			return o, err
 		}
 		return inTx(func(tx *sql.Tx) (lab.Outcome, error) {
+			if ok, err := claim(tx); err != nil || !ok {
+				return lab.Duplicate, err
+			}
+			return lab.Applied, activate(tx)
+		})
+	case amountKey, caseFoldedKey: // the solution's order, with its own key
+		return inTx(func(tx *sql.Tx) (lab.Outcome, error) {
+			if ok, err := record(tx); err != nil || !ok {
+				return lab.Duplicate, err
+			}
 			if ok, err := claim(tx); err != nil || !ok {
 				return lab.Duplicate, err
 			}
