@@ -41,6 +41,8 @@ var MariaDB = []labtest.Scenario{
 		Shows: "two different events for one account, both written before either credits: InnoDB rolls one back (1213); both apply", Run: DeadlockRace},
 	{Name: "LockTimeout", Short: "Lock", Claims: "C14, C15, C25",
 		Shows: "the event's row held by an uncommitted delivery elsewhere: busy after innodb_lock_wait_timeout (1205), never duplicate; applies once later", Run: RowLockTimeout},
+	{Name: "ConflictLockTimeout", Short: "CLock", Claims: "C14, C15, C25",
+		Shows: "the event's key held uncommitted for another account: busy after 1205, nothing kept; applies once later", Run: ConflictLockTimeout},
 }
 
 // postgresNamed returns the scenario of Postgres called name.
@@ -75,4 +77,29 @@ func DeadlockRace(r *labtest.Run) {
 	r.WantBalance(db, 1, 1200)
 	r.WantInbox(db, 2)
 	r.Notef("schedule %s: both applied; balance 1200", schedule)
+}
+
+// ConflictLockTimeout is LockTimeout with the held row on another account:
+// a delivery of the same key for account 2 (a sender's mistake, or a
+// replay with edited data) has written its inbox row and not committed it,
+// so the handler's INSERT for account 1 waits for it until
+// innodb_lock_wait_timeout ends the statement with 1205. Unlike
+// LockTimeout's, nothing else of this delivery waits: the held row's
+// foreign key share-locks account 2, not account 1. So a handler that
+// carries on after the 1205 can credit account 1 and commit: the credit
+// without its inbox row. The answer must be busy, and nothing kept; once
+// the other delivery is gone, the redelivery applies, once.
+func ConflictLockTimeout(r *labtest.Run) {
+	db := r.Open(labtest.Account{ID: 1}, labtest.Account{ID: 2})
+	e := credit("evt-4", 500)
+	other := e
+	other.AccountID = 2
+	release := db.HoldDelivery(other)
+	r.WantError(db.Deliver(e), lab.ErrBusy)
+	r.WantBalance(db, 1, 0)
+	release()
+	r.WantOutcome(db.Deliver(e), lab.Applied)
+	r.WantBalance(db, 1, 500)
+	r.WantBalance(db, 2, 0)
+	r.Notef("the key held for account 2: busy, nothing kept; the redelivery: applied; balance 500")
 }

@@ -5,6 +5,7 @@ import (
 	"idemlab/naive/deadlockasduplicate"
 	"idemlab/naive/foundrows"
 	"idemlab/naive/insertignore"
+	"idemlab/naive/timeoutswallow"
 )
 
 // MariaDBOnly are the rows that only the MariaDB matrices have: mistakes
@@ -14,4 +15,5 @@ var MariaDBOnly = []lab.Variant{
 	deadlockasduplicate.Variant,
 	foundrows.Variant,
 	insertignore.Variant,
+	timeoutswallow.Variant,
 }
