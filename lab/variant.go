@@ -86,11 +86,12 @@ type MariaDB struct {
 	New func(db *sql.DB) Processor
 }
 
-// Isolation is a PostgreSQL transaction isolation level, spelled as
-// default_transaction_isolation takes it.
+// Isolation is a transaction isolation level, spelled as PostgreSQL's
+// default_transaction_isolation takes it; mariadb.Level spells it as
+// MariaDB's tx_isolation does.
 type Isolation string
 
-// The isolation levels the lab runs every PostgreSQL variant at.
+// The isolation levels the lab runs every PostgreSQL and MariaDB variant at.
 // (PostgreSQL runs READ UNCOMMITTED as READ COMMITTED.)
 const (
 	ReadCommitted  Isolation = "read committed"
