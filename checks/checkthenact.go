@@ -26,4 +26,4 @@ var CheckThenAct = Repair([]string{"Race", "ConflictRace", "Concurrent", "FaultS
 var raceSearch = repairSearch("checkthenact", "RaceSearch",
 	"rapid's stories of two or three sessions at once, interleaved at every statement, at the balance cap and under faults: the answers and the database of one order of them",
 	100, map[string]int{"New": 2, "Repeat": 2, "Changed": 1, "Twin": 1, "Missing": 1, "Invalid": 1, "Refused": 1, "MisCredit": 1,
-		"Fault": 1, "Crash": 1, "Race": 8, "FaultRace": 2, "Reconnect": 1, "Restart": 1})
+		"Fault": 1, "Crash": 1, "Race": 8, "FaultRace": 2, "Reconnect": 1, "Lost": 1, "Restart": 1})

@@ -63,6 +63,17 @@ var repairs = []wrongFix{
 	{"missingaccount/pragma-once-in-new", "PRAGMA foreign_keys = ON run once by New, on whichever connection the pool gives it",
 		ledger{rowCheck: true, pragmaOnce: true, dsn: dsnWith("?_pragma=busy_timeout(5000)&_txlock=immediate")},
 		checks.MissingAccount, []string{"AccountSearch"}},
+	// The student leaves the DSN as it is and runs PRAGMA foreign_keys = ON
+	// on the pool before each delivery's BEGIN. database/sql gives the
+	// BEGIN the connection the PRAGMA just ran on, at every step of every
+	// check, races included. But when that connection is found dead at the
+	// BEGIN (driver.ErrBadConn, as after the server closed it), database/sql
+	// begins again on a new one, on which no PRAGMA ran: a bug that hands
+	// the INSERT account 99 then stores a row for an account that does not
+	// exist.
+	{"missingaccount/pragma-on-the-pool", "PRAGMA foreign_keys = ON run on the pool before each BEGIN, on whichever connection that is",
+		ledger{rowCheck: true, pragmaOnPool: true, dsn: dsnWith("?_pragma=busy_timeout(5000)&_txlock=immediate")},
+		checks.MissingAccount, []string{"AccountSearch"}},
 	// The student puts foreign_keys(1) in the DSN, rightly, and deletes the
 	// credit's "changed no row" check as dead code: the foreign key refuses
 	// the event's missing account at the INSERT. But a bug that hands the

@@ -25,4 +25,4 @@ var InsertOrIgnore = Repair([]string{"DatabaseRefusal"}, refusalSearch)
 var refusalSearch = repairSearch("insertorignore", "RefusalSearch",
 	"rapid's stories of rows a bug makes the schema refuse, on new events and repeats, at once or one by one: an error of its kind, never a duplicate, nothing written",
 	100, map[string]int{"New": 2, "Repeat": 2, "Changed": 1, "Twin": 1, "Missing": 1, "Invalid": 2, "Refused": 6, "MisCredit": 2,
-		"Fault": 1, "Crash": 1, "Race": 2, "FaultRace": 1, "Reconnect": 1, "Restart": 1})
+		"Fault": 1, "Crash": 1, "Race": 2, "FaultRace": 1, "Reconnect": 1, "Lost": 1, "Restart": 1})

@@ -36,9 +36,10 @@ import (
 //     interleaved at every statement by a schedule rapid draws, also at the
 //     caps, with the exercise's background jobs among them;
 //   - pool shape: one connection, two, or as many as the handler opens, and
-//     the pool's idle connections closed mid-story, so that a setting made
-//     on one connection meets a new one; a restart (a new handler on the
-//     same pool);
+//     the pool's idle connections closed mid-story, or a connection lost
+//     under a BEGIN (driver.ErrBadConn: database/sql begins again on another
+//     or a new one), so that a setting made on one connection meets a new
+//     one; a restart (a new handler on the same pool);
 //   - faults: an error before or after any statement of a delivery or a
 //     job, one-shot, alone or in a race; a crash (the process killed) before
 //     or after any statement, then the service restarted.
@@ -311,6 +312,7 @@ func (lm *ledgerMachine) actions() map[string]func(*rapid.T) {
 		"New": lm.New, "Repeat": lm.Repeat, "Changed": lm.Changed, "Twin": lm.Twin,
 		"Missing": lm.Missing, "Invalid": lm.Invalid, "Refused": lm.Refused, "MisCredit": lm.MisCredit,
 		"Fault": lm.Fault, "Crash": lm.Crash, "Race": lm.Race, "FaultRace": lm.FaultRace, "Reconnect": lm.Reconnect, "Restart": lm.Restart,
+		"Lost": lm.Lost,
 	}
 }
 
@@ -437,12 +439,17 @@ func (lm *ledgerMachine) Refused(t *rapid.T) {
 		t.SkipNow() // two columns alike: a rewrite of one would hit both
 	}
 	rw := rapid.SampledFrom(insertRewrites).Draw(t, "rewrite")
+	lost := ""
+	if rapid.Bool().Draw(t, "the connection lost at BEGIN") {
+		lm.loseConnection()
+		lost = ", its connection lost under its BEGIN"
+	}
 	f := lm.db.Inject(labtest.Fault{When: labtest.Before, Op: labtest.OpInsert, Table: "inbox",
 		Rewrite: replaceValue(rw.old(e), rw.new(e))})
 	mark := lm.c.Transcript.Len()
 	a := lm.db.Attempt(e)
 	lm.db.Lift()
-	lm.story.add("deliver %s with %s: %v", showEvent(e), rw.what, a)
+	lm.story.add("deliver %s with %s%s: %v", showEvent(e), rw.what, lost, a)
 	if f.Fired() == 0 {
 		lm.settle(t, [][]labtest.Answer{{a}}, mark, nil) // the handler runs no INSERT for it
 		return
@@ -456,6 +463,27 @@ func (lm *ledgerMachine) Refused(t *rapid.T) {
 		want, wantErr = 0, lab.ErrUnknownAccount
 	}
 	lm.expectOne(t, a, want, wantErr, mark)
+}
+
+// Lost delivers an event whose BEGIN finds its connection gone (the
+// driver says driver.ErrBadConn, as for a connection the server closed):
+// database/sql discards it and begins again on another, or a new one, which
+// has only the settings the DSN gives every connection.
+func (lm *ledgerMachine) Lost(t *rapid.T) {
+	e := lm.newOrKnown(t)
+	lm.loseConnection()
+	mark := lm.c.Transcript.Len()
+	a := lm.db.Attempt(e)
+	lm.db.Lift()
+	lm.story.add("deliver %s, its connection lost under its BEGIN: %v", showEvent(e), a)
+	lm.settle(t, [][]labtest.Answer{{a}}, mark, nil)
+}
+
+// loseConnection makes the next BEGIN's connection fail as a dead one
+// does: driver.ErrBadConn, before it runs. database/sql closes that
+// connection and runs the BEGIN again on another.
+func (lm *ledgerMachine) loseConnection() {
+	lm.db.Inject(labtest.Fault{When: labtest.Before, Op: labtest.OpBegin, Err: driver.ErrBadConn})
 }
 
 // MisCredit delivers a new event whose credit a bug hands a missing

@@ -25,4 +25,4 @@ var MarkFirst = Repair([]string{"Rollback", "FaultSweep", "Crash"}, faultSearch)
 var faultSearch = repairSearch("markfirst", "FaultSearch",
 	"rapid's stories of errors and crashes at every statement, alone or in a race, and of bugs that make the credit or the row fail: all of an event or none of it, then once",
 	100, map[string]int{"New": 2, "Repeat": 1, "Changed": 1, "Twin": 1, "Missing": 1, "Invalid": 1, "Refused": 2, "MisCredit": 3,
-		"Fault": 4, "Crash": 3, "Race": 4, "FaultRace": 4, "Reconnect": 1, "Restart": 1})
+		"Fault": 4, "Crash": 3, "Race": 4, "FaultRace": 4, "Reconnect": 1, "Lost": 1, "Restart": 1})

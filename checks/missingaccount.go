@@ -14,10 +14,11 @@ package checks
 //     missing account while the INSERT has the event's; the INSERT's other
 //     columns handed values the schema refuses;
 //   - pool shape: one connection, two, or as many as the handler opens; the
-//     pool's idle connections closed mid-story, so that the next delivery
-//     opens a new one and meets only what the DSN sets on every connection
-//     (a PRAGMA run once, on one connection, is not there); new connections
-//     opened by deliveries at once;
+//     pool's idle connections closed mid-story, and a connection lost under
+//     a BEGIN (driver.ErrBadConn: database/sql begins again on a new one),
+//     so that a delivery meets only what the DSN sets on every connection (a
+//     PRAGMA run once, or just before, on another connection is not there);
+//     new connections opened by deliveries at once;
 //   - concurrency, faults and crashes as every ledger property's;
 //   - time: an account holds no instant;
 //   - the model: no inbox row for an account that does not exist, no
@@ -27,4 +28,4 @@ var MissingAccount = Repair([]string{"UnknownAccount"}, accountSearch)
 var accountSearch = repairSearch("missingaccount", "AccountSearch",
 	"rapid's stories of missing accounts handed to the INSERT or to the credit, on pools of one and many connections, some opened mid-story: never a row or a success for an account that does not exist",
 	100, map[string]int{"New": 2, "Repeat": 1, "Changed": 1, "Twin": 1, "Missing": 3, "Invalid": 1, "Refused": 5, "MisCredit": 3,
-		"Fault": 1, "Crash": 1, "Race": 3, "FaultRace": 1, "Reconnect": 3, "Restart": 1})
+		"Fault": 1, "Crash": 1, "Race": 3, "FaultRace": 1, "Reconnect": 3, "Lost": 3, "Restart": 1})

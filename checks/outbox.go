@@ -110,7 +110,7 @@ func Outbox(c *Checker, s outbox.Service) {
 		env: env, jobs: []string{"relay"},
 		steps: map[string]func(*ledgerMachine, *rapid.T){"Relay": mj.relayStep},
 		weights: map[string]int{"New": 3, "Repeat": 2, "Changed": 1, "Twin": 1, "Missing": 1, "Refused": 1, "Fault": 2, "Crash": 2,
-			"Race": 4, "FaultRace": 1, "Reconnect": 1, "Restart": 1, "Relay": 4},
+			"Race": 4, "FaultRace": 1, "Reconnect": 1, "Lost": 1, "Restart": 1, "Relay": 4},
 		hooks: ledgerHooks{
 			begin:     func(*ledgerMachine, *rapid.T) { mj.post.reset(mj.receiver()) },
 			opened:    func(lm *ledgerMachine) { mj.post.db = lm.db },

@@ -95,7 +95,7 @@ func Replay(c *Checker, s replay.Service) {
 			shows: "rapid's stories of credits, repeats, restarts, new connections, faults and crashes, at once or one by one: every repeat gets its first receipt, every credit the balance right after it"},
 		env: env, slashInSource: true,
 		weights: map[string]int{"New": 3, "Repeat": 3, "Changed": 1, "Twin": 1, "Missing": 1, "Invalid": 1, "Refused": 1, "MisCredit": 1,
-			"Fault": 2, "Crash": 2, "Race": 4, "FaultRace": 2, "Reconnect": 2, "Restart": 2},
+			"Fault": 2, "Crash": 2, "Race": 4, "FaultRace": 2, "Reconnect": 2, "Lost": 1, "Restart": 2},
 		hooks: ledgerHooks{begin: func(*ledgerMachine, *rapid.T) { book.reset() }, answerWrong: book.wrong},
 	}
 	c.Scenario(spec.property(), env.variant(replayVariant(s)))

@@ -87,7 +87,7 @@ func Retention(c *Checker, s retention.Service) {
 		env: env, slashInSource: true, window: redeliveryWindow, jobs: []string{"purge"},
 		steps: map[string]func(*ledgerMachine, *rapid.T){"Tick": tick, "Purge": pj.purgeStep, "PurgeAtEdge": pj.purgeAtEdge},
 		weights: map[string]int{"New": 3, "Repeat": 2, "Changed": 1, "Twin": 1, "Missing": 1, "Refused": 1, "Fault": 1, "Crash": 1,
-			"Race": 3, "FaultRace": 1, "Reconnect": 1, "Restart": 1, "Tick": 3, "Purge": 2, "PurgeAtEdge": 4},
+			"Race": 3, "FaultRace": 1, "Reconnect": 1, "Lost": 1, "Restart": 1, "Tick": 3, "Purge": 2, "PurgeAtEdge": 4},
 		hooks: ledgerHooks{begin: pj.begin, finish: pj.finish,
 			settleJobs: func(lm *ledgerMachine, jobs []labtest.Answer) jobSettler { return pj.runOf(lm, jobs) }},
 	}

@@ -29,7 +29,7 @@ var SourceScope = Repair([]string{"SourceScope", "Duplicate", "PayloadConflict"}
 var keySearch = repairSearch("sourcescope", "KeySearch",
 	"rapid's stories of events whose keys look alike (another source, case, space, the same characters split elsewhere), at once or one by one: each key is its own event",
 	100, map[string]int{"New": 3, "Repeat": 2, "Changed": 2, "Twin": 6, "Missing": 1, "Invalid": 1, "Refused": 1, "MisCredit": 1,
-		"Fault": 1, "Crash": 1, "Race": 3, "FaultRace": 1, "Reconnect": 1, "Restart": 1})
+		"Fault": 1, "Crash": 1, "Race": 3, "FaultRace": 1, "Reconnect": 1, "Lost": 1, "Restart": 1})
 
 // SecondSourceRepeat is the sourcescope exercise's own scenario: the key
 // lives in three places (the schema, the ON CONFLICT target, the lookup of
