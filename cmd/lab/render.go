@@ -343,7 +343,7 @@ func renderPermutations(rep *report.Report, variant string) (string, error) {
 			if g.failure != "" {
 				line = fmt.Sprintf("%s %s — %s", g.mark, g.outcome, g.failure)
 			}
-			b.WriteString("\n" + report.Wrap(fmt.Sprintf("%s (%s)", line, count(len(g.schedules), "interleaving", "interleavings")), 4))
+			b.WriteString("\n" + report.Wrap(fmt.Sprintf("%s (%s)", line, report.Count(len(g.schedules), "interleaving", "interleavings")), 4))
 			if g.waited != "" {
 				b.WriteString(report.Wrap("    waited for the lock: "+g.waited, 8))
 			}
@@ -351,7 +351,7 @@ func renderPermutations(rep *report.Report, variant string) (string, error) {
 				b.WriteString(report.Wrap("    "+sched, 8))
 			}
 			if more := len(g.schedules) - 3; more > 0 {
-				fmt.Fprintf(&b, "    … and %s more\n", count(more, "interleaving", "interleavings"))
+				fmt.Fprintf(&b, "    … and %s more\n", report.Count(more, "interleaving", "interleavings"))
 			}
 		}
 		unjudged := ""
@@ -367,13 +367,3 @@ func renderPermutations(rep *report.Report, variant string) (string, error) {
 	return b.String(), nil
 }
 
-// count writes n with its noun, one or many: "1 interleaving",
-// "2 interleavings". lab/labtest and checks have the same (the command
-// does not link the engine for one function); TestCount in each holds them
-// to the same cases.
-func count(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}

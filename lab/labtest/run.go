@@ -424,7 +424,7 @@ func (r *Run) WantCounts(answers []Answer, applied, duplicate, failed int) {
 			}
 		}
 		r.Errorf("%s = %d applied, %d duplicate, %s, want %d, %d, %d%s",
-			count(len(answers), "delivery", "deliveries"), a, d, count(f, "error", "errors"), applied, duplicate, failed, msg)
+			report.Count(len(answers), "delivery", "deliveries"), a, d, report.Count(f, "error", "errors"), applied, duplicate, failed, msg)
 	}
 }
 
@@ -505,11 +505,3 @@ func (r *Run) Restart() {
 
 // TestName is the name of the test running r, as -run selects it.
 func (r *Run) TestName() string { return r.tb.Name() }
-
-// count writes n with the noun in the number it takes: "1 error", "2 errors".
-func count(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
