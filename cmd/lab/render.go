@@ -366,4 +366,3 @@ func renderPermutations(rep *report.Report, variant string) (string, error) {
 	b.WriteString("the shortest broken one, step by step: " + labOn(rep) + " explain " + variant + " SCENARIO\n")
 	return b.String(), nil
 }
-
