@@ -43,6 +43,7 @@ func SchemaGuards(r *labtest.Run) {
 		{"empty source", labtest.OpInsert, "provider-a", "", lab.ErrInvalidEvent},
 		{"NULL source", labtest.OpInsert, "provider-a", nil, lab.ErrInvalidEvent},
 		{"oversized event_id", labtest.OpInsert, "evt-guard", oversized, lab.ErrInvalidEvent},
+		{"event_id of 129 bytes in 65 characters", labtest.OpInsert, "evt-guard", strings.Repeat("é", 64) + "x", lab.ErrInvalidEvent},
 		{"missing account", labtest.OpInsert, int64(2), int64(99), lab.ErrUnknownAccount},
 		{"oversized source", labtest.OpInsert, "provider-a", oversized, lab.ErrInvalidEvent},
 		{"empty event_id", labtest.OpInsert, "evt-guard", "", lab.ErrInvalidEvent},

@@ -8,7 +8,10 @@ import "idemlab/lab"
 // plain table would store as it came; a value that converts without loss is
 // still converted ('10' is stored as 10). NOT NULL on the keys matters
 // because NULLs never conflict with each other; the CHECKs repeat the limits
-// of lab.Event.Validate as the last line of defence.
+// of lab.Event.Validate as the last line of defence, in its units: a key's
+// length in bytes (octet_length), not in characters (length), so that 64
+// two-byte characters and one more byte are refused as Validate refuses
+// them.
 const Schema = `
 CREATE TABLE accounts (
 	id      INTEGER PRIMARY KEY,
@@ -17,8 +20,8 @@ CREATE TABLE accounts (
 ) STRICT;
 
 CREATE TABLE inbox (
-	source     TEXT    NOT NULL CHECK (length(source) BETWEEN 1 AND 128),
-	event_id   TEXT    NOT NULL CHECK (length(event_id) BETWEEN 1 AND 128),
+	source     TEXT    NOT NULL CHECK (octet_length(source) BETWEEN 1 AND 128),
+	event_id   TEXT    NOT NULL CHECK (octet_length(event_id) BETWEEN 1 AND 128),
 	account_id INTEGER NOT NULL REFERENCES accounts (id),
 	amount     INTEGER NOT NULL CHECK (amount BETWEEN 1 AND 1000000000),
 	digest     TEXT    NOT NULL,

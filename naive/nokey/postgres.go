@@ -12,8 +12,8 @@ CREATE TABLE accounts (
 );
 
 CREATE TABLE inbox (
-	source     TEXT   NOT NULL CHECK (length(source) BETWEEN 1 AND 128),
-	event_id   TEXT   NOT NULL CHECK (length(event_id) BETWEEN 1 AND 128),
+	source     TEXT   NOT NULL CHECK (octet_length(source) BETWEEN 1 AND 128),
+	event_id   TEXT   NOT NULL CHECK (octet_length(event_id) BETWEEN 1 AND 128),
 	account_id BIGINT NOT NULL REFERENCES accounts (id),
 	amount     BIGINT NOT NULL CHECK (amount BETWEEN 1 AND 1000000000)
 );
