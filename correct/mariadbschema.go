@@ -16,9 +16,10 @@ var MariaDB = &lab.MariaDB{
 }
 
 // MariaDBSchema is Schema in MariaDB's dialect, one statement each:
-// BIGINT for INTEGER, VARCHAR(128) for TEXT (a key needs a length),
-// CHAR_LENGTH for length, InnoDB for the transactions and the foreign key.
-// The key columns compare byte by byte (utf8mb4_nopad_bin): under the
+// BIGINT for INTEGER, VARCHAR(128) for TEXT (a key needs a length; it
+// counts characters, so 128 bytes always fit), OCTET_LENGTH as in Schema
+// (the key's limit is in bytes, as Validate counts them), InnoDB for the
+// transactions and the foreign key. The key columns compare byte by byte (utf8mb4_nopad_bin): under the
 // server's default collation, utf8mb4_general_ci, 'evt_A' and 'evt_a ' are
 // the same key as 'evt_a', and the second event would be answered
 // duplicate. The same NOT NULLs, CHECKs, foreign key and primary key.
@@ -29,8 +30,8 @@ CREATE TABLE accounts (
 	        CHECK (balance BETWEEN 0 AND 1000000000000000)
 ) ENGINE=InnoDB`, `
 CREATE TABLE inbox (
-	source     VARCHAR(128) NOT NULL CHECK (CHAR_LENGTH(source) BETWEEN 1 AND 128),
-	event_id   VARCHAR(128) NOT NULL CHECK (CHAR_LENGTH(event_id) BETWEEN 1 AND 128),
+	source     VARCHAR(128) NOT NULL CHECK (OCTET_LENGTH(source) BETWEEN 1 AND 128),
+	event_id   VARCHAR(128) NOT NULL CHECK (OCTET_LENGTH(event_id) BETWEEN 1 AND 128),
 	account_id BIGINT NOT NULL,
 	amount     BIGINT NOT NULL CHECK (amount BETWEEN 1 AND 1000000000),
 	PRIMARY KEY (source, event_id),
