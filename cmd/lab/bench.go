@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"idemlab/lab/report"
 	"io"
 	"os"
 	"os/exec"
@@ -12,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"idemlab/lab/report"
 )
 
 // benchLine matches one result of BenchmarkProcess or BenchmarkPostgres

@@ -4,11 +4,12 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"idemlab/lab/report"
 	"io"
 	"os"
 	"strconv"
 	"strings"
+
+	"idemlab/lab/report"
 )
 
 // Progress: the matrix takes seconds, a cold first run a minute, and a
