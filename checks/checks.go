@@ -222,7 +222,7 @@ func RenderNeutrals(subject string, neutrals []string) string {
 	var b strings.Builder
 	b.WriteString(report.WrapWidth(fmt.Sprintf("%s: %s could not judge it. Not a failure of your fix, and no proof of it "+
 		"either: what the scenario does to a delivery never happened to yours.", subject,
-		count(len(neutrals), "scenario", "scenarios")), 0, StoryWidth))
+		report.Count(len(neutrals), "scenario", "scenarios")), 0, StoryWidth))
 	for _, n := range neutrals {
 		b.WriteString(report.WrapWidth("  "+report.Neutral+" "+n, 4, StoryWidth))
 	}
@@ -404,7 +404,7 @@ const StoryWidth = report.Width - 8
 func Render(subject, exercise string, failures []Failure, show string) string {
 	var b strings.Builder
 	wrap := func(s string, indent int) { b.WriteString(report.WrapWidth(s, indent, StoryWidth)) }
-	fmt.Fprintf(&b, "%s breaks %s:\n", subject, count(len(failures), "guarantee", "guarantees"))
+	fmt.Fprintf(&b, "%s breaks %s:\n", subject, report.Count(len(failures), "guarantee", "guarantees"))
 	width := 0
 	for _, f := range failures {
 		width = max(width, len(f.Guarantee))
@@ -498,17 +498,6 @@ func failNotes(transcript string) map[string]bool {
 	}
 	flush()
 	return notes
-}
-
-// count writes n with its noun, one or many: "1 guarantee", "11
-// guarantees". lab/labtest and cmd/lab have the same (this package needs
-// it unexported, and a shared package for one function is not worth it);
-// TestCount in each holds them to the same cases.
-func count(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 var labDefaults sync.Once

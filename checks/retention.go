@@ -15,6 +15,7 @@ import (
 	"idemlab/exercises/retention"
 	"idemlab/lab"
 	"idemlab/lab/labtest"
+	"idemlab/lab/report"
 )
 
 // t0 is when the retention check's first event arrives.
@@ -286,7 +287,7 @@ func (pj *purgeJobs) purgeNow(lm *ledgerMachine, t *rapid.T, prefix string) {
 // error.
 func jobAnswer(a labtest.Answer, purged int64) string {
 	if a.Err == errJobDone || (a.Err != nil && a.Err.Error() == errJobDone.Error()) {
-		return count(int(purged), "row", "rows") + " deleted"
+		return report.Count(int(purged), "row", "rows") + " deleted"
 	}
 	return a.String()
 }
@@ -391,7 +392,7 @@ func (p *purgeRun) after(lm *ledgerMachine, before ledgerState) string {
 	}
 	if p.said != int64(len(gone)) {
 		return fmt.Sprintf("Purge(%s) = %d rows deleted (%s together), want %d: the rows gone are %v", showTime(p.at), p.said,
-			count(p.n, "purge", "purges"), len(gone), gone)
+			report.Count(p.n, "purge", "purges"), len(gone), gone)
 	}
 	return ""
 }
