@@ -4,6 +4,7 @@ import (
 	"database/sql"
 
 	"idemlab/lab"
+	"idemlab/postgres"
 )
 
 // Variant describes this package to the lab.
@@ -15,6 +16,6 @@ var Variant = lab.Variant{
 	New:     func(db *sql.DB) lab.Processor { return New(db) },
 	Postgres: &lab.Postgres{
 		Schema: PostgresSchema,
-		DSN:    PostgresDSN,
+		DSN:    postgres.DSN,
 	},
 }
