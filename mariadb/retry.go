@@ -1,17 +1,13 @@
 package mariadb
 
 import (
-	"context"
-	"fmt"
-	"math/rand/v2"
-	"time"
-
 	"idemlab/lab"
+	"idemlab/postgres"
 )
 
 // Attempts is how many times Retry runs a delivery whose transaction
 // InnoDB rolled back for a deadlock or a changed record.
-const Attempts = 4
+const Attempts = postgres.Attempts
 
 // Retry returns h with the retry InnoDB prescribes for a deadlock (1213)
 // and, with innodb_snapshot_isolation, a record changed since it was read
@@ -27,22 +23,7 @@ const Attempts = 4
 // delivers: the inbox row's foreign key share-locks the account, so two
 // deliveries of different events for one account, each INSERTing and then
 // UPDATEing the account, deadlock, and InnoDB rolls one back.
-func Retry(h lab.Processor) lab.Processor { return retrying{h} }
-
-type retrying struct{ h lab.Processor }
-
-// Process runs the delivery, again after a retryable failure.
-func (r retrying) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) {
-	for attempt := 1; ; attempt++ {
-		o, err := r.h.Process(ctx, e)
-		if err == nil || !lab.Retryable(err) || attempt == Attempts {
-			return o, err
-		}
-		pause := time.Duration(attempt) * time.Millisecond * time.Duration(1+rand.IntN(5))
-		select {
-		case <-ctx.Done():
-			return 0, lab.Classify(fmt.Errorf("%w (after %d attempts, the last: %w)", ctx.Err(), attempt, err))
-		case <-time.After(pause):
-		}
-	}
-}
+//
+// The loop is postgres.Retry's: lab.Retryable already tells which errors of
+// either server are retried, so one loop serves both.
+func Retry(h lab.Processor) lab.Processor { return postgres.Retry(h) }
