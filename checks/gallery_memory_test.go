@@ -102,7 +102,7 @@ func TestGalleryMemory(t *testing.T) {
 }
 
 // TestMemoryFacts holds SQLite, as modernc.org/sqlite runs it here, to the
-// facts the memory check relies on (see checks/memory.go, which cites
+// facts the memory check relies on (see checks/memory_test.go, which cites
 // sqlite.org for each): a connection's settings are its own, the defaults
 // keep a commit, and a DEFERRED transaction takes no lock until it writes,
 // where an IMMEDIATE one takes the write lock at BEGIN.

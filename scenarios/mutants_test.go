@@ -3,10 +3,10 @@
 package scenarios_test
 
 // Mutation testing of the matrix (mutants/REPORT.md). Built only with
-// -tags mutants, on the mutants go generate ./mutants writes into
+// -tags mutants, on the mutants go generate ./mutants/gen writes into
 // mutants/_generated; .ci/mutants does both:
 //
-//	go generate ./mutants
+//	go generate ./mutants/gen
 //	go test -tags mutants ./scenarios -run '^TestMutants$' -v -parallel 2
 //
 // MUTANTS=a,b limits the run to those mutants; MUTANTS_OUT=file appends one

@@ -4,7 +4,7 @@
 //
 // Variant is, for now, the correct handler (process.go and schema.go are
 // copies of correct/'s), and its scenario, MyScenario in
-// checks/newvariant_scenario.go, asserts nothing. Put one mistake into the
+// checks/newvariant_scenario_test.go, asserts nothing. Put one mistake into the
 // handler, and make MyScenario tell the story that exposes it: the check
 // wants MyScenario to hold on correct/ and on every handler that does what
 // correct/ does, to fail on Variant by an expectation of its own, and no

@@ -8,10 +8,11 @@
 // every mutant's Variant, which the -tags mutants runner
 // (scenarios/mutants_test.go) imports.
 //
-// It runs in mutants/, from mutants/doc.go; .ci/mutants runs it before the
-// matrix:
+// It runs in mutants/ (its go:generate line says so); .ci/mutants runs it
+// before the matrix, whose report is mutants/REPORT.md:
 //
-//	go generate ./mutants
+//	go generate ./mutants/gen
+//	go test -tags mutants ./scenarios -run '^TestMutants$' -v -parallel 2
 //
 // The mutants are build output, never committed or edited: change correct/
 // or the table and run it again. Each mutation's old text must occur
@@ -20,6 +21,8 @@
 // TestMutationsFit (gen_test.go, part of go test ./...) generates every
 // mutant from correct/ as it is and compiles them.
 package main
+
+//go:generate go -C .. run ./gen
 
 import (
 	"errors"
@@ -59,7 +62,7 @@ func main() {
 	log.SetFlags(0)
 	log.SetPrefix("mutants/gen: ")
 	if _, err := os.Stat(filepath.Join(correctDir, "variant.go")); err != nil {
-		log.Fatalf("run me in mutants/ (go generate ./mutants): %v", err)
+		log.Fatalf("run me in mutants/ (go generate ./mutants/gen): %v", err)
 	}
 	src, err := sources(correctDir)
 	if err != nil {
@@ -215,7 +218,7 @@ func (m mutation) doc() string {
 		b.WriteString(comment(m.new))
 	}
 	b.WriteString("//\n// mutants/REPORT.md says which scenarios kill it. Generated from the\n")
-	b.WriteString("// table in mutants/gen/mutations.go by go generate ./mutants; compare:\n//\n")
+	b.WriteString("// table in mutants/gen/mutations.go by go generate ./mutants/gen; compare:\n//\n")
 	fmt.Fprintf(&b, "//\tdiff -u correct/%s mutants/%s/%s/%s\n", m.file, outDir, m.name, m.file)
 	fmt.Fprintf(&b, "package %s\n", m.name)
 	return b.String()

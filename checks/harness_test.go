@@ -23,7 +23,7 @@
 // targeted checks. A fix that breaks a guarantee the starting point kept
 // fails, and names it. Each of exercises 1 to 9 ends with a search, a
 // model-based rapid property over every dimension its guarantee depends on
-// (property.go, ledger.go; its dimensions are in its check's doc), whose
+// (property_test.go, ledger_test.go; its dimensions are in its check's doc), whose
 // counterexample is told as the shortest story it found, with the seed
 // that replays it.
 package checks

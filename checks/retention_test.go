@@ -47,7 +47,7 @@ func (c clocked) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) 
 // Retention is the check of the retention exercise: PurgeBoundaries, the
 // whole matrix held to the correct standard, then PurgeSearch.
 //
-// PurgeSearch is the ledger property (see ledger.go) on a clock, with the
+// PurgeSearch is the ledger property (see ledger_test.go) on a clock, with the
 // purge as a background job: 100 stories at -rapid.checks=100. Its
 // dimensions:
 //

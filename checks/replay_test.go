@@ -67,7 +67,7 @@ func (g *receipts) of(e lab.Event) []replay.Receipt {
 // AnswerSurvivesFaults, the whole matrix held to the correct standard,
 // then ReceiptSearch.
 //
-// ReceiptSearch is the ledger property (see ledger.go) with every answer's
+// ReceiptSearch is the ledger property (see ledger_test.go) with every answer's
 // receipt checked: 100 stories at -rapid.checks=100. Its dimensions:
 //
 //   - data, concurrency, pool shape and faults as every ledger property's,

@@ -4,7 +4,7 @@ package checks
 // to the correct standard, the failures between the mark and the credit
 // first, then FaultSearch.
 //
-// FaultSearch is the ledger property (see ledger.go), its stories drawing
+// FaultSearch is the ledger property (see ledger_test.go), its stories drawing
 // most on failures: 100 stories at -rapid.checks=100. Its dimensions:
 //
 //   - faults: an error before or after any statement of a new event or a

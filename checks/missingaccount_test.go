@@ -4,7 +4,7 @@ package checks
 // matrix held to the correct standard, UnknownAccount first, then
 // AccountSearch.
 //
-// AccountSearch is the ledger property (see ledger.go), its stories
+// AccountSearch is the ledger property (see ledger_test.go), its stories
 // drawing most on accounts and connections: 100 stories at
 // -rapid.checks=100. Its dimensions:
 //

@@ -77,7 +77,7 @@ func (p *postman) Send(_ context.Context, m outbox.Message) error {
 // Outbox is the check of the outbox exercise: OneReceiptPerCredit, the
 // whole matrix held to the correct standard, then MailSearch.
 //
-// MailSearch is the ledger property (see ledger.go) with the relay as a
+// MailSearch is the ledger property (see ledger_test.go) with the relay as a
 // background job and a mail server that loses acknowledgements and
 // refuses messages: 100 stories at -rapid.checks=100. Its dimensions:
 //

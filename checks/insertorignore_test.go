@@ -4,7 +4,7 @@ package checks
 // matrix held to the correct standard, DatabaseRefusal first, then
 // RefusalSearch.
 //
-// RefusalSearch is the ledger property (see ledger.go), its stories
+// RefusalSearch is the ledger property (see ledger_test.go), its stories
 // drawing most on rows the schema refuses: 100 stories at
 // -rapid.checks=100. Its dimensions:
 //

@@ -9,7 +9,7 @@ import (
 // held to the correct standard, SourceScope first, SecondSourceRepeat, then
 // KeySearch.
 //
-// KeySearch is the ledger property (see ledger.go), its stories drawing
+// KeySearch is the ledger property (see ledger_test.go), its stories drawing
 // most on keys: 100 stories at -rapid.checks=100. Its dimensions:
 //
 //   - data: sources and event ids that mix case, hold multi-byte runes, a

@@ -4,7 +4,7 @@ package checks
 // held to the correct standard, the races and faults first, then
 // RaceSearch.
 //
-// RaceSearch is the ledger property (see ledger.go), its stories drawing
+// RaceSearch is the ledger property (see ledger_test.go), its stories drawing
 // most on races: 100 stories at -rapid.checks=100. Its dimensions:
 //
 //   - concurrency: two or three sessions, each delivering one or two events
