@@ -171,7 +171,9 @@ var repairs = []wrongFix{
 	// refused it (invalid event); a stored row means a repeat. The matrix
 	// hands amount 0 to new events only, and that passes. A bug that hands
 	// a repeat's INSERT amount 0 is ignored, the stored row is found, and
-	// the refused row is answered duplicate.
+	// the refused row is answered duplicate. A blind student wrote this
+	// very fix (checks/testdata/blind/round0, ignore_norows_invalid,
+	// accepted by the checks of its day).
 	{"insertorignore/no-row-is-invalid", "INSERT OR IGNORE kept; nothing inserted and nothing stored answered invalid event, a stored row duplicate",
 		ledger{rowCheck: true, noRowIsInvalid: true,
 			insert: `INSERT OR IGNORE INTO inbox (source, event_id, account_id, amount) VALUES ($1, $2, $3, $4)`},

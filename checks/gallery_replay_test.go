@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -38,6 +39,25 @@ const (
 	// another (its idle ones closed, or two deliveries at once), a repeat
 	// finds no answer there and reports the balance as it is now.
 	answerInTempTable
+	// Blind students' fixes (checks/testdata/blind/round0, accepted by the
+	// checks of their day).
+	//
+	// answerAfterCommitBestEffort: the student adds a nullable column for
+	// the answer and stores it with a second statement on the pool after
+	// COMMIT, swallowing its error ("the credit is committed, don't fail
+	// the delivery"); a repeat that finds no answer stored falls back to
+	// the balance as it is now. A store that fails (or a crash) between
+	// the COMMIT and the store, and then a credit of another event for the
+	// account, and the retry gets the moved balance: evt-1 answered 500,
+	// its retry after evt-2's credit 800.
+	answerAfterCommitBestEffort
+	// sumOfInboxCredits: the student stores nothing and has a repeat
+	// compute its answer as the sum of the account's inbox amounts up to
+	// and including its own row (by rowid). That is the balance right
+	// after the event only if the account started at 0 and nothing but
+	// the inbox's credits ever moved it: an account opened with a balance
+	// gets, on a repeat, a receipt short of the first by that balance.
+	sumOfInboxCredits
 )
 
 var replayFixes = []struct {
@@ -50,10 +70,16 @@ var replayFixes = []struct {
 	{"answers-in-memory", answerInMemory, []string{"FirstAnswer"}},
 	{"balance-read-first", balanceReadFirst, []string{"ReceiptSearch"}},
 	{"answers-in-a-temp-table", answerInTempTable, []string{"ReceiptSearch"}},
+	{"answer-stored-after-commit-best-effort", answerAfterCommitBestEffort, []string{"ReceiptSearch"}},
+	{"answer-is-the-sum-of-inbox-credits", sumOfInboxCredits, []string{"ReceiptSearch"}},
 }
 
 func replayService(name string, fix replayFix) replay.Service {
-	return replay.Service{Name: "gallery/replay/" + name, Schema: solution.Schema, DSN: solution.DSN,
+	schema := solution.Schema
+	if fix == answerAfterCommitBestEffort { // no answer until the store after COMMIT writes one
+		schema = strings.Replace(schema, "balance_after INTEGER NOT NULL", "balance_after INTEGER", 1)
+	}
+	return replay.Service{Name: "gallery/replay/" + name, Schema: schema, DSN: solution.DSN,
 		New: func(db *sql.DB) replay.Processor { return &receipts{db: db, fix: fix, memo: map[lab.Key]int64{}} }}
 }
 
@@ -95,6 +121,10 @@ func (h *receipts) Process(ctx context.Context, e lab.Event) (replay.Receipt, er
 		}
 		first = read + e.Amount
 	}
+	var stub any = first // what the INSERT stores as the answer
+	if h.fix == answerAfterCommitBestEffort {
+		stub = nil // no answer until the store after COMMIT writes one
+	}
 	tx, err := h.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fail(err)
@@ -106,7 +136,7 @@ func (h *receipts) Process(ctx context.Context, e lab.Event) (replay.Receipt, er
 		}
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO inbox (source, event_id, account_id, amount, balance_after)
-		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (source, event_id) DO NOTHING`, e.Source, e.EventID, e.AccountID, e.Amount, first)
+		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (source, event_id) DO NOTHING`, e.Source, e.EventID, e.AccountID, e.Amount, stub)
 	if err != nil {
 		return fail(err)
 	}
@@ -115,13 +145,27 @@ func (h *receipts) Process(ctx context.Context, e lab.Event) (replay.Receipt, er
 		return fail(err)
 	}
 	if inserted == 0 {
-		var account, amount, stored int64
+		var account, amount int64
+		var answer sql.NullInt64
 		if err := tx.QueryRowContext(ctx, `SELECT account_id, amount, balance_after FROM inbox WHERE source = $1 AND event_id = $2`,
-			e.Source, e.EventID).Scan(&account, &amount, &stored); err != nil {
+			e.Source, e.EventID).Scan(&account, &amount, &answer); err != nil {
 			return fail(err)
 		}
 		if account != e.AccountID || amount != e.Amount {
 			return replay.Receipt{}, lab.ErrPayloadConflict
+		}
+		stored := answer.Int64
+		if h.fix == answerAfterCommitBestEffort && !answer.Valid { // not stored: the best it can say
+			if err := tx.QueryRowContext(ctx, `SELECT balance FROM accounts WHERE id = $1`, e.AccountID).Scan(&stored); err != nil {
+				return fail(err)
+			}
+		}
+		if h.fix == sumOfInboxCredits {
+			if err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(amount), 0) FROM inbox
+				WHERE account_id = $1 AND rowid <= (SELECT rowid FROM inbox WHERE source = $2 AND event_id = $3)`,
+				e.AccountID, e.Source, e.EventID).Scan(&stored); err != nil {
+				return fail(err)
+			}
 		}
 		if h.fix == answerInTempTable {
 			if err := tx.QueryRowContext(ctx, `SELECT balance FROM answers WHERE source = $1 AND event_id = $2`, e.Source, e.EventID).Scan(&stored); errors.Is(err, sql.ErrNoRows) {
@@ -189,6 +233,11 @@ func (h *receipts) Process(ctx context.Context, e lab.Event) (replay.Receipt, er
 		if err := store(h.db); err != nil {
 			return fail(err)
 		}
+	case answerAfterCommitBestEffort:
+		if err := tx.Commit(); err != nil {
+			return fail(err)
+		}
+		_ = store(h.db) // best effort: the credit is committed, so its failure does not fail the delivery
 	case answerInMemory:
 		if err := tx.Commit(); err != nil {
 			return fail(err)
