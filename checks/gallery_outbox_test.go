@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"testing"
 
 	"idemlab/checks"
@@ -32,7 +33,18 @@ type outboxFix struct {
 	// killed between its claim and its sends leaves the claims behind, and
 	// no later relay sends them: their receipts never go.
 	claim bool
-	by    []string
+	// plainID: the message id written plainly, source + "/" + event_id,
+	// as lab.Key's String renders a key. acme/eu's event x and acme's event
+	// eu/x get one id: the second credit's outbox row collides with the
+	// first's (the id is the outbox's primary key), and the event can never
+	// be credited.
+	plainID bool
+	// plainMail: the outbox keys its rows apart, but the relay mails each
+	// under the plain id, source + "/" + event_id. acme/eu's event x and
+	// acme's event eu/x are both credited and both sent, and the mailbox,
+	// which drops an id it has seen, keeps one of the two receipts.
+	plainMail bool
+	by        []string
 }
 
 var outboxFixes = []outboxFix{
@@ -42,6 +54,8 @@ var outboxFixes = []outboxFix{
 	{name: "mailbox-keeps-copies", noDedupe: true, by: []string{"OneReceiptPerCredit"}},
 	{name: "relay-marks-all-sent", markAll: true, by: []string{"MailSearch"}},
 	{name: "relay-claims", claim: true, by: []string{"MailSearch"}},
+	{name: "message-id-written-plainly", plainID: true, by: []string{"MailSearch"}},
+	{name: "relay-mails-plain-ids", plainMail: true, by: []string{"MailSearch"}},
 }
 
 func (w outboxFix) service() outbox.Service {
@@ -57,7 +71,20 @@ func (w outboxFix) service() outbox.Service {
 		base := s.Variant
 		s.Variant = func(m outbox.Mailer) lab.Variant { v := base(m); v.Name = name; return v }
 	}
+	if w.plainID || w.plainMail {
+		s.Receipt = plainReceipt
+	}
+	if w.plainID {
+		s.Variant = func(m outbox.Mailer) lab.Variant {
+			return lab.Variant{Name: name, Mistake: "a wrong fix", Schema: solution.Schema + plainOutboxIDs, DSN: solution.DSN,
+				New: func(db *sql.DB) lab.Processor { return solution.New(db) }}
+		}
+	}
 	switch {
+	case w.plainMail:
+		s.Relay = func(ctx context.Context, db *sql.DB, m outbox.Mailer) error {
+			return solution.Relay(ctx, db, plainMailer{m})
+		}
 	case w.markFirst:
 		s.Relay = markThenSend
 	case w.markAll:
@@ -105,6 +132,36 @@ func (s *sending) Process(ctx context.Context, e lab.Event) (lab.Outcome, error)
 		}
 	}
 	return o, err
+}
+
+// plainReceipt is the receipt whose id is the key written plainly:
+// source/event_id.
+func plainReceipt(e lab.Event) outbox.Message {
+	m := solution.Receipt(e)
+	m.ID = e.Source + "/" + e.EventID
+	return m
+}
+
+// unescapeID turns an id of solution.Receipt into the plain one of
+// plainReceipt: its escapes undone, the '/' between source and event id
+// kept.
+var unescapeID = strings.NewReplacer("%2F", "/", "%25", "%")
+
+// plainOutboxIDs rewrites each outbox row's id, as the handler inserts it,
+// into the plain one: in SQL, as unescapeID does. Every '%' of an escaped
+// id begins an escape, so replacing %2F first and then %25 undoes exactly
+// the escapes.
+const plainOutboxIDs = `;
+CREATE TRIGGER plain_outbox_id AFTER INSERT ON outbox BEGIN
+	UPDATE outbox SET id = replace(replace(NEW.id, '%2F', '/'), '%25', '%') WHERE rowid = NEW.rowid;
+END;`
+
+// plainMailer mails each message under its plain id.
+type plainMailer struct{ outbox.Mailer }
+
+func (p plainMailer) Send(ctx context.Context, m outbox.Message) error {
+	m.ID = unescapeID.Replace(m.ID)
+	return p.Mailer.Send(ctx, m)
 }
 
 // markThenSend marks each waiting message sent, and then sends it.

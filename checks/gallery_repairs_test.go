@@ -39,9 +39,10 @@ var repairs = []wrongFix{
 			lookup: `SELECT account_id, amount FROM inbox WHERE event_key = $1 || ':' || $2`},
 		checks.SourceScope, []string{"KeySearch"}},
 	// The same key column, written from Go with lab.Key's own String
-	// (source/event_id), as the outbox's message ids are. A '/' in an id
-	// ("in/3") and a source that ends where the id's first part begins
-	// ("provider-a/in" with "3") make one key of two events.
+	// (source/event_id), which renders a key for people and escapes
+	// nothing. A '/' in an id ("in/3") and a source that ends where the
+	// id's first part begins ("provider-a/in" with "3") make one key of two
+	// events.
 	{"sourcescope/key-column-from-key-string", "the key in one column, lab.Key's String (source/event_id): provider-a's in/3 and provider-a/in's 3 are one key",
 		ledger{rowCheck: true, schema: keyColumn, keyString: true}, checks.SourceScope, []string{"KeySearch"}},
 	// Blind students' fixes (checks/testdata/blind/round0, accepted by the

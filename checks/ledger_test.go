@@ -152,9 +152,6 @@ type ledgerSpec struct {
 	weights map[string]int
 	// steps are the exercise's own steps, by name.
 	steps map[string]func(lm *ledgerMachine, t *rapid.T)
-	// slashInSource lets sources hold '/', which outbox's message ids
-	// (source/event_id) cannot tell from the event id's.
-	slashInSource bool
 	// window, if not zero, puts the story on a clock (the env's), and is
 	// how long after its first delivery a provider may send an event again:
 	// redeliveries come only within it.
@@ -235,26 +232,20 @@ func exactly(n int, prefix, fill string) string {
 
 // ledgerMachine is one story of a ledger property.
 type ledgerMachine struct {
-	spec    *ledgerSpec
-	env     *ledgerEnv
-	c       *labtest.Run
-	db      *labtest.DB
-	m       *ledgerModel
-	story   *story
-	next    int
-	sources []string
-	jobs    map[string]string // how the story tells each job a race runs, by its event id
+	spec  *ledgerSpec
+	env   *ledgerEnv
+	c     *labtest.Run
+	db    *labtest.DB
+	m     *ledgerModel
+	story *story
+	next  int
+	jobs  map[string]string // how the story tells each job a race runs, by its event id
 }
 
 // tell tells one story.
 func (spec *ledgerSpec) tell(c *labtest.Run, t *rapid.T) {
 	env := spec.env
 	lm := &ledgerMachine{spec: spec, env: env, c: c, story: &story{}, jobs: map[string]string{}}
-	for _, s := range storySources {
-		if spec.slashInSource || !strings.Contains(s, "/") {
-			lm.sources = append(lm.sources, s)
-		}
-	}
 	shape := drawShape(t)
 	b1 := rapid.SampledFrom(storyBalances).Draw(t, "balance of account 1")
 	b2 := rapid.SampledFrom(storyBalances).Draw(t, "balance of account 2")
@@ -750,7 +741,7 @@ func drawWhen(t *rapid.T) labtest.When {
 
 // fresh draws an event never stored before in this story.
 func (lm *ledgerMachine) fresh(t *rapid.T) lab.Event {
-	source := rapid.SampledFrom(lm.sources).Draw(t, "source")
+	source := rapid.SampledFrom(storySources).Draw(t, "source")
 	lm.next++
 	n := lm.next
 	var id string
@@ -850,15 +841,14 @@ func (lm *ledgerMachine) twinsOf(k lab.Key, kind string) []lab.Key {
 	seen := map[lab.Key]bool{k: true}
 	add := func(source, id string) {
 		tk := lab.Key{Source: source, EventID: id}
-		if !seen[tk] && (lab.Event{Source: source, EventID: id, AccountID: 1, Amount: 1}).Validate() == nil &&
-			(lm.spec.slashInSource || !strings.Contains(source, "/")) {
+		if !seen[tk] && (lab.Event{Source: source, EventID: id, AccountID: 1, Amount: 1}).Validate() == nil {
 			seen[tk] = true
 			out = append(out, tk)
 		}
 	}
 	switch kind {
 	case "source":
-		for _, s := range lm.sources {
+		for _, s := range storySources {
 			add(s, k.EventID)
 		}
 	case "case":
@@ -1192,7 +1182,7 @@ func repairSearch(exercise, name, shows string, stories int, weights map[string]
 	return func(c *Checker, v lab.Variant) {
 		env := &ledgerEnv{newInner: v.New}
 		spec := &ledgerSpec{propertySpec: propertySpec{exercise: exercise, name: name, shows: shows, stories: stories},
-			env: env, slashInSource: true, weights: weights}
+			env: env, weights: weights}
 		c.Scenario(spec.property(), env.variant(v))
 	}
 }

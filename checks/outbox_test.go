@@ -22,14 +22,16 @@ import (
 // emptying the inbox and restoring the balances before each (labtest's
 // DB.Reset), and it knows nothing of an outbox. So that a receipt queued
 // in one story does not collide with the same event's in the next, the
-// outbox forgets what the inbox forgets: a trigger, added here when the
-// schema has an outbox table, is all the matrix adds to it.
+// outbox is emptied when the inbox loses a row: a trigger, added here when
+// the schema has an outbox table, is all the matrix adds to it. It empties
+// the whole outbox, whatever the ids of its messages look like, because
+// the matrix deletes inbox rows only to reset, all of them at once.
 func outboxHandler(s outbox.Service) lab.Variant {
 	v := s.Variant(discard{})
 	if strings.Contains(strings.ToLower(v.Schema), "create table outbox") {
 		v.Schema += `;
 CREATE TRIGGER lab_reset_outbox AFTER DELETE ON inbox BEGIN
-	DELETE FROM outbox WHERE id = OLD.source || '/' || OLD.event_id;
+	DELETE FROM outbox;
 END;`
 	}
 	return v
@@ -81,9 +83,11 @@ func (p *postman) Send(_ context.Context, m outbox.Message) error {
 // background job and a mail server that loses acknowledgements and
 // refuses messages: 100 stories at -rapid.checks=100. Its dimensions:
 //
-//   - data, concurrency, pool shape and faults as every ledger property's
-//     (sources never hold a '/': a message's id is source/event_id, which
-//     cannot tell "a/b"+"c" from "a"+"b/c");
+//   - data, concurrency, pool shape and faults as every ledger property's:
+//     sources and event ids hold '/', and twins split a key elsewhere
+//     around a '/' (acme/eu's x, acme's eu/x), drawn more often here than
+//     elsewhere, so that two credits whose keys written plainly
+//     (source/event_id) are one string meet;
 //   - the relay: run alone, with an error before or after any of its
 //     statements, killed at any of them (a send it would make after its
 //     death never leaves), two relays at once, and relays among deliveries,
@@ -92,15 +96,17 @@ func (p *postman) Send(_ context.Context, m outbox.Message) error {
 //     lost, or refused (not delivered), at any send of a run;
 //   - time: the relay reads no clock (Relay takes none); the bubble's clock
 //     moves by the fractions of a second lock waits take;
-//   - the model: after every step the mailbox holds only receipts of
-//     events credited, each once and with the credit's body; after the
-//     story, the relay runs with a healthy mail server until it has nothing
-//     left to send, and then every credit has its receipt.
+//   - the model: after every step no two credits' receipts (the
+//     service's Receipt) share an id, since a mailbox keeps one message per
+//     id, and the mailbox holds only receipts of events credited, each once
+//     and with the credit's body; after the story, the relay runs with a
+//     healthy mail server until it has nothing left to send, and then every
+//     credit has its receipt.
 func Outbox(c *Checker, s outbox.Service) {
 	mail := &postman{}
 	c.Scenario(oneReceiptPerCredit(s, mail), s.Variant(mail))
 	c.Matrix(outboxHandler(s), nil)
-	mj := &mailJobs{post: &storyPostman{}, relay: s.Relay, receiver: s.Receiver}
+	mj := &mailJobs{post: &storyPostman{}, relay: s.Relay, receiver: s.Receiver, receipt: s.Receipt}
 	v := s.Variant(mj.post)
 	env := &ledgerEnv{newInner: v.New,
 		runJob: func(ctx context.Context, pool *sql.DB, _ lab.Event) error { return mj.relay(ctx, pool, mj.post) }}
@@ -108,8 +114,8 @@ func Outbox(c *Checker, s outbox.Service) {
 		propertySpec: propertySpec{exercise: "outbox", name: "MailSearch", stories: 100,
 			shows: "rapid's stories of credits and relays at once, relays killed or failing at any statement, acknowledgements lost and messages refused: one receipt per credit, none for an event never credited"},
 		env: env, jobs: []string{"relay"},
-		steps: map[string]func(*ledgerMachine, *rapid.T){"Relay": mj.relayStep},
-		weights: map[string]int{"New": 3, "Repeat": 2, "Changed": 1, "Twin": 1, "Missing": 1, "Refused": 1, "Fault": 2, "Crash": 2,
+		steps: map[string]func(*ledgerMachine, *rapid.T){"Relay": mj.relayStep, "SlashTwin": slashTwin},
+		weights: map[string]int{"New": 3, "Repeat": 2, "Changed": 1, "Twin": 1, "SlashTwin": 2, "Missing": 1, "Refused": 1, "Fault": 2, "Crash": 2,
 			"Race": 4, "FaultRace": 1, "Reconnect": 1, "Lost": 1, "Restart": 1, "Relay": 4},
 		hooks: ledgerHooks{
 			begin:     func(*ledgerMachine, *rapid.T) { mj.post.reset(mj.receiver()) },
@@ -127,11 +133,12 @@ func Outbox(c *Checker, s outbox.Service) {
 }
 
 // mailJobs is MailSearch's relay and mail: the exercise's Relay, run as a
-// job, its mail server and the story's mailbox.
+// job, its mail server, the story's mailbox and the receipts it expects.
 type mailJobs struct {
 	post     *storyPostman
 	relay    func(ctx context.Context, db *sql.DB, m outbox.Mailer) error
 	receiver func() outbox.Mailbox
+	receipt  func(e lab.Event) outbox.Message
 }
 
 // storyPostman is MailSearch's mail server: it delivers to the story's
@@ -248,6 +255,28 @@ func (mj *mailJobs) relayStep(lm *ledgerMachine, t *rapid.T) {
 	lm.settle(t, nil, mark, nil) // the relay leaves the ledger alone
 }
 
+// slashTwin delivers a twin of a known key split elsewhere around a '/'
+// (acme's eu/x for acme/eu's x): another event, whose key written plainly,
+// source/event_id, is the known one's. Twin draws such twins among its
+// other kinds, from one known key; MailSearch draws them more often, from
+// every known key that has one, because a message id is a key written as
+// one string.
+func slashTwin(lm *ledgerMachine, t *rapid.T) {
+	var twins []lab.Key
+	for _, k := range lm.redeliverable() {
+		twins = append(twins, lm.twinsOf(k, "split at /")...)
+	}
+	if len(twins) == 0 {
+		t.SkipNow() // no known key holds a '/'
+	}
+	k := rapid.SampledFrom(twins).Draw(t, "twin")
+	e, ok := lm.m.stored[k]
+	if !ok {
+		e = lab.Event{Source: k.Source, EventID: k.EventID, AccountID: lm.account(t), Amount: lm.amount(t)}
+	}
+	lm.deliver(t, "deliver a twin", e)
+}
+
 // jobString renders a job's answer.
 func jobString(a labtest.Answer) string {
 	if errors.Is(a.Err, errJobDone) {
@@ -284,17 +313,24 @@ func (mj *mailJobs) drain(lm *ledgerMachine, t *rapid.T) {
 	}
 }
 
-// wrong says what is wrong with the mailbox: a receipt for an event
+// wrong says what is wrong with the mailbox: two credits whose receipts
+// share an id (a mailbox keeps one message per id), a receipt for an event
 // never credited, or with another body than its credit's, or twice; and
 // once the relay has sent everything (final), a credit without its receipt.
 func (mj *mailJobs) wrong(lm *ledgerMachine, final bool) string {
+	var wrong []string
 	credited := map[string]outbox.Message{}
-	for _, e := range lm.m.stored {
-		m := outbox.Receipt(e)
-		credited[m.ID] = m
+	creditOf := map[string]lab.Key{}
+	for _, k := range sortedKeys(lm.m.stored) {
+		m := mj.receipt(lm.m.stored[k])
+		if other, ok := creditOf[m.ID]; ok {
+			wrong = append(wrong, fmt.Sprintf("Receipt(source %s, event %s).ID = %s, want another id than Receipt(source %s, event %s)'s: a mailbox keeps one message per id, and both events were credited",
+				showKey(k.Source), showKey(k.EventID), showKey(m.ID), showKey(other.Source), showKey(other.EventID)))
+			continue
+		}
+		credited[m.ID], creditOf[m.ID] = m, k
 	}
 	got := map[string]int{}
-	var wrong []string
 	for _, m := range mj.post.messages() {
 		got[m.ID]++
 		want, ok := credited[m.ID]
@@ -309,7 +345,7 @@ func (mj *mailJobs) wrong(lm *ledgerMachine, final bool) string {
 	}
 	if final {
 		for _, k := range sortedKeys(lm.m.stored) {
-			if m := outbox.Receipt(lm.m.stored[k]); got[m.ID] == 0 {
+			if m := mj.receipt(lm.m.stored[k]); got[m.ID] == 0 {
 				wrong = append(wrong, fmt.Sprintf("receipts for %s in the mailbox = 0, want 1: it was credited, and the relay has sent all it will", showKey(m.ID)))
 			}
 		}
@@ -389,7 +425,7 @@ func oneReceiptPerCredit(s outbox.Service, mail *postman) labtest.Scenario {
 				count[m.ID]++
 			}
 			for i, want := range []int{1, 1, 0, 1, 1} {
-				id := event(fmt.Sprintf("evt-%d", i+1)).Key().String()
+				id := s.Receipt(event(fmt.Sprintf("evt-%d", i+1))).ID
 				if got := count[id]; got != want {
 					r.Errorf("receipts for %s in the mailbox = %d, want %d", id, got, want)
 				}

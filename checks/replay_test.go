@@ -93,7 +93,7 @@ func Replay(c *Checker, s replay.Service) {
 	spec := &ledgerSpec{
 		propertySpec: propertySpec{exercise: "replay", name: "ReceiptSearch", stories: 100,
 			shows: "rapid's stories of credits, repeats, restarts, new connections, faults and crashes, at once or one by one: every repeat gets its first receipt, every credit the balance right after it"},
-		env: env, slashInSource: true,
+		env: env,
 		weights: map[string]int{"New": 3, "Repeat": 3, "Changed": 1, "Twin": 1, "Missing": 1, "Invalid": 1, "Refused": 1, "MisCredit": 1,
 			"Fault": 2, "Crash": 2, "Race": 4, "FaultRace": 2, "Reconnect": 2, "Lost": 1, "Restart": 2},
 		hooks: ledgerHooks{begin: func(*ledgerMachine, *rapid.T) { book.reset() }, answerWrong: book.wrong},

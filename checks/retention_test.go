@@ -85,7 +85,7 @@ func Retention(c *Checker, s retention.Service) {
 	spec := &ledgerSpec{
 		propertySpec: propertySpec{exercise: "retention", name: "PurgeSearch", stories: 100,
 			shows: "rapid's stories of deliveries and purges on a clock in six time zones, at fractions of a second, at every window's edge, at once and under faults: a row stays exactly while its event can come again"},
-		env: env, slashInSource: true, window: redeliveryWindow, jobs: []string{"purge"},
+		env: env, window: redeliveryWindow, jobs: []string{"purge"},
 		steps: map[string]func(*ledgerMachine, *rapid.T){"Tick": tick, "Purge": pj.purgeStep, "PurgeAtEdge": pj.purgeAtEdge},
 		weights: map[string]int{"New": 3, "Repeat": 2, "Changed": 1, "Twin": 1, "Missing": 1, "Refused": 1, "Fault": 1, "Crash": 1,
 			"Race": 3, "FaultRace": 1, "Reconnect": 1, "Lost": 1, "Restart": 1, "Tick": 3, "Purge": 2, "PurgeAtEdge": 4},

@@ -45,7 +45,8 @@ func (e Event) String() string {
 	return fmt.Sprintf("%s/%s account=%d amount=%d", e.Source, e.EventID, e.AccountID, e.Amount)
 }
 
-// String renders k as source/event_id.
+// String renders k as source/event_id, for people to read. It is no
+// identifier: acme/eu's event x and acme's event eu/x render alike.
 func (k Key) String() string { return k.Source + "/" + k.EventID }
 
 // Validate reports whether e can be processed at all. It is called before any

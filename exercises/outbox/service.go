@@ -8,12 +8,14 @@ import (
 )
 
 // Service is one implementation of the exercise: the handler (as a lab
-// variant, so that the check can make its COMMIT fail), the relay, and the
-// receiving end.
+// variant, so that the check can make its COMMIT fail), the relay, the
+// receiving end, and the receipt a credit e-mails, which the check expects
+// in the mailbox once per credit.
 type Service struct {
 	Variant  func(m Mailer) lab.Variant
 	Relay    func(ctx context.Context, db *sql.DB, m Mailer) error
 	Receiver func() Mailbox
+	Receipt  func(e lab.Event) Message
 }
 
 // Mailbox is the receiving end of the mail.
@@ -33,4 +35,5 @@ var Starting = Service{
 	},
 	Relay:    Relay,
 	Receiver: func() Mailbox { return &Receiver{} },
+	Receipt:  Receipt,
 }

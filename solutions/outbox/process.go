@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"idemlab/exercises/outbox"
 	"idemlab/lab"
@@ -52,7 +53,7 @@ func (h *Handler) Process(ctx context.Context, e lab.Event) (lab.Outcome, error)
 		if err := credit(ctx, tx, e); err != nil {
 			return 0, err
 		}
-		m := outbox.Receipt(e)
+		m := Receipt(e)
 		if _, err := tx.ExecContext(ctx, `
 			INSERT INTO outbox (id, body) VALUES ($1, $2)`,
 			m.ID, m.Body); err != nil {
@@ -78,6 +79,21 @@ func (h *Handler) Process(ctx context.Context, e lab.Event) (lab.Outcome, error)
 	}
 	return outcome, nil
 }
+
+// Receipt is the e-mail for the credit of e. Its id is e's source and
+// event id joined by a '/', each with its '%' and '/' escaped (%25, %2F),
+// so that it names one event: written plainly, acme/eu's event x and
+// acme's event eu/x would both be acme/eu/x, the second credit's outbox row
+// would collide with the first's, and a mailbox that drops an id it has
+// seen would keep one receipt of the two.
+func Receipt(e lab.Event) outbox.Message {
+	return outbox.Message{ID: idEscaper.Replace(e.Source) + "/" + idEscaper.Replace(e.EventID),
+		Body: fmt.Sprintf("account %d was credited %d", e.AccountID, e.Amount)}
+}
+
+// idEscaper escapes the two characters that would let one id name two
+// events: '/', which ends the source, and '%', which begins an escape.
+var idEscaper = strings.NewReplacer("%", "%25", "/", "%2F")
 
 // credit adds e's amount to its account, on the transaction (or, for a
 // handler that writes outside one, on the pool). The foreign key already

@@ -69,4 +69,5 @@ var Service = outbox.Service{
 	},
 	Relay:    Relay,
 	Receiver: func() outbox.Mailbox { return &Mailbox{} },
+	Receipt:  Receipt,
 }

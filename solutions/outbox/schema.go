@@ -28,7 +28,7 @@ CREATE TABLE inbox (
 ) STRICT;
 
 CREATE TABLE outbox (
-	id   TEXT    PRIMARY KEY, -- the message's id: source/event_id
+	id   TEXT    PRIMARY KEY, -- the message's id (Receipt)
 	body TEXT    NOT NULL,
 	sent INTEGER NOT NULL DEFAULT 0
 ) STRICT;
