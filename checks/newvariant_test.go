@@ -140,59 +140,19 @@ func limitVerdict(cell *report.Cell) string {
 }
 
 // scenarioOwnFailures returns the failures of cell that its scenario reported
-// itself, with r.Errorf or a Want helper, leaving out what the lab finds
-// on its own (labOwnCheck).
+// itself, with r.Errorf or a Want helper, leaving out what the lab found on
+// its own (report.Cell.ByLab): an invariant Close checks, a check the lab
+// makes around each delivery (a failed attempt or a duplicate that changed
+// the database, a handler's panic, a transaction left open, a call without
+// the delivery's context), and a tally of interleavings that quotes one.
 func scenarioOwnFailures(cell *report.Cell) []string {
 	var own []string
 	for i, f := range cell.Failures {
-		where := ""
-		if i < len(cell.Where) {
-			where = cell.Where[i]
-		}
-		if !labOwnCheck(where, f) {
+		if i >= len(cell.ByLab) || !cell.ByLab[i] {
 			own = append(own, f)
 		}
 	}
 	return own
-}
-
-// labOwnCheck reports whether a failure is one the lab finds whatever the
-// scenario expects: an invariant Close checks (reported from no scenario
-// code: where is ""), or a check the lab makes around each delivery on its
-// own (labtest.DB.Deliver: a failed attempt or a duplicate that changed
-// the database; a handler's panic; a transaction left open; a call without
-// the delivery's context), which the engine reports from inside the
-// scenario's call. The tally of Interleavings is the lab's when the
-// failure it quotes is.
-func labOwnCheck(where, failure string) bool {
-	if where == "" {
-		return true
-	}
-	if _, rest, ok := strings.Cut(failure, " interleavings break it; the shortest, "); ok {
-		_, shortest, _ := strings.Cut(rest, ": ")
-		return labOwnMessage(shortest)
-	}
-	return labOwnMessage(failure)
-}
-
-// labOwnMessages are the texts of what the lab reports on its own
-// (lab/labtest: deliver.go, hooks.go and invariants.go).
-var labOwnMessages = []string{
-	", but the database changed: ",
-	" panicked instead of answering: ",
-	": connection still in a transaction after Process returned",
-	"called the database with a context that is never done",
-	"called the database without the delivery's context",
-	"PRAGMA integrity_check",
-	"inbox rows for ",
-	" balance moved by ",
-	"inbox credits ",
-	" was applied before",
-	", but the inbox holds ",
-}
-
-func labOwnMessage(failure string) bool {
-	return slices.ContainsFunc(labOwnMessages, func(m string) bool { return strings.Contains(failure, m) })
 }
 
 // transcriptReads returns where run, or a function of the same file it

@@ -14,6 +14,7 @@ import (
 // it, and what the run keeps to show the shortest failing one in full.
 type tried struct {
 	report.Permutation
+	byLab      []bool // whether the lab found each of its failures on its own (Run.ByLab)
 	transcript *Transcript
 	steps      int
 }
@@ -80,6 +81,7 @@ func (r *Run) Interleavings(accounts []Account, sessions [][]lab.Event, want fun
 				Waited:   c.Transcript.waits(),
 				Trace:    trace,
 			},
+			byLab:      c.ByLab(),
 			transcript: &c.Transcript,
 			steps:      len(decisions),
 		})
@@ -143,7 +145,10 @@ func (r *Run) Interleavings(accounts []Account, sessions [][]lab.Event, want fun
 	shortest := slices.MinFunc(failed, func(a, b tried) int { return a.steps - b.steps })
 	r.Transcript.Note("", fmt.Sprintf("%d of %d interleavings break a guarantee; the shortest:", len(failed), len(perms)), "")
 	r.Transcript.include(shortest.transcript)
-	r.Errorf("%d of %d interleavings break it; the shortest, %s: %s", len(failed), len(perms), shortest.Schedule, shortest.Failures[0])
+	// The tally is a verdict judged already, and as much the lab's own
+	// finding as the failure it quotes.
+	r.fail(fmt.Sprintf("%d of %d interleavings break it; the shortest, %s: %s", len(failed), len(perms), shortest.Schedule, shortest.Failures[0]),
+		shortest.byLab[0], true)
 	return list
 }
 

@@ -178,6 +178,7 @@ func RunMariaDBCell(t *testing.T, sc Scenario, v lab.Variant, srv *Server, level
 		Detail:       r.Detail(),
 		Failures:     r.Failures(),
 		Where:        r.Where(),
+		ByLab:        r.ByLab(),
 		Lines:        r.Transcript.Lines(),
 		Transcript:   r.Transcript.String(),
 		Permutations: r.Permutations,

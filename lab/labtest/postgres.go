@@ -245,6 +245,7 @@ func RunPostgresCell(t *testing.T, sc Scenario, v lab.Variant, srv *Server, leve
 		Detail:       r.Detail(),
 		Failures:     r.Failures(),
 		Where:        r.Where(),
+		ByLab:        r.ByLab(),
 		Lines:        r.Transcript.Lines(),
 		Transcript:   r.Transcript.String(),
 		Permutations: r.Permutations,

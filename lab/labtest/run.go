@@ -42,7 +42,8 @@ type Run struct {
 	mu        sync.Mutex // guards failures: a session's goroutine may report one
 	failures  []string
 	where     []string // where each failure was reported: the scenario's file:line
-	found     []bool   // whether the engine found each failure on its own (foundByTheLab)
+	byLab     []bool   // whether the lab found each failure on its own (ByLab)
+	stands    []bool   // whether each failure stands whatever story was told (judgeFaults)
 	notes     []string
 	sessions  int
 	dbs       int
@@ -94,12 +95,20 @@ func (r *Run) child() *Run {
 // Errorf records that the variant broke a guarantee. The message follows the
 // Go convention "Func(input) = got, want want" where it can.
 func (r *Run) Errorf(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	found := foundByTheLab()
+	byLab := foundByTheLab()
+	r.fail(fmt.Sprintf(format, args...), byLab, byLab)
+}
+
+// fail records msg, a broken guarantee: byLab says whether the lab found
+// it on its own (see ByLab), stands whether it stands whatever story the
+// scenario told (see judgeFaults).
+func (r *Run) fail(msg string, byLab, stands bool) {
+	where := r.caller()
 	r.mu.Lock()
 	r.failures = append(r.failures, msg)
-	r.where = append(r.where, r.caller())
-	r.found = append(r.found, found)
+	r.where = append(r.where, where)
+	r.byLab = append(r.byLab, byLab)
+	r.stands = append(r.stands, stands)
 	r.mu.Unlock()
 	r.Transcript.Note("", "FAIL: "+msg, "")
 }
@@ -228,6 +237,18 @@ var enginePackage, modulePath, moduleRoot = func() (string, string, string) {
 	return pkg, strings.TrimSuffix(pkg, "/lab/labtest"), filepath.Dir(filepath.Dir(filepath.Dir(file)))
 }()
 
+// ByLab returns, for each failure, whether the lab found it on its own
+// (foundByTheLab: a check it makes around every delivery or when the run
+// closes, whatever the scenario expects) rather than as an expectation of
+// the scenario's story (its Errorf, a Want helper). A case's failure is
+// the lab's when it was in the case; the tally of Interleavings is the
+// lab's when the failure it quotes is.
+func (r *Run) ByLab() []bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.byLab
+}
+
 // Failed reports whether any guarantee was broken.
 func (r *Run) Failed() bool {
 	r.mu.Lock()
@@ -312,9 +333,9 @@ func (r *Run) Close() {
 // judgeFaults makes the run neutral from the injection of the first fault
 // it meant to fire and that never fired: the failures its scenario
 // reported from that point on assumed the fault struck, and are set aside;
-// those found before, and those the lab found on its own (the invariants
+// those found before, those the lab found on its own (the invariants
 // Close checks, a call without the delivery's context, …: foundByTheLab),
-// stand.
+// and the verdicts of cases and interleavings, judged already, stand.
 func (r *Run) judgeFaults() {
 	r.mu.Lock()
 	faults := r.faults
@@ -339,14 +360,14 @@ func (r *Run) judgeFaults() {
 	for _, u := range r.unjudged {
 		from = min(from, u.before)
 	}
-	failures, where, found := r.failures[:from:from], r.where[:from:from], r.found[:from:from]
+	failures, where, byLab, stands := r.failures[:from:from], r.where[:from:from], r.byLab[:from:from], r.stands[:from:from]
 	for i := from; i < len(r.failures); i++ {
-		if r.found[i] {
-			failures, where, found = append(failures, r.failures[i]), append(where, r.where[i]), append(found, true)
+		if r.stands[i] {
+			failures, where, byLab, stands = append(failures, r.failures[i]), append(where, r.where[i]), append(byLab, r.byLab[i]), append(stands, true)
 		}
 	}
 	n := len(r.failures) - len(failures)
-	r.failures, r.where, r.found = failures, where, found
+	r.failures, r.where, r.byLab, r.stands = failures, where, byLab, stands
 	if n == 0 {
 		return
 	}
@@ -468,9 +489,10 @@ func (r *Run) Case(name string, body func(c *Run)) bool {
 	// A case's failures are its verdict, judged already: they stand.
 	for _, f := range c.Failures() {
 		r.failures = append(r.failures, name+": "+f)
-		r.found = append(r.found, true)
+		r.stands = append(r.stands, true)
 	}
 	r.where = append(r.where, c.Where()...)
+	r.byLab = append(r.byLab, c.ByLab()...)
 	return false
 }
 
@@ -497,7 +519,7 @@ func (r *Run) caseNeutral(name, why string, story *Transcript) {
 func (r *Run) Restart() {
 	r.Transcript.reset() // not a new Transcript: that would replace a mutex someone may hold
 	r.mu.Lock()
-	r.failures, r.where, r.found, r.notes, r.sessions = nil, nil, nil, nil, 0
+	r.failures, r.where, r.byLab, r.stands, r.notes, r.sessions = nil, nil, nil, nil, nil, 0
 	r.faults, r.unjudged, r.direct = nil, nil, false
 	r.cases, r.neutrals, r.neutral1, r.neutralTx = 0, 0, "", nil
 	r.mu.Unlock()

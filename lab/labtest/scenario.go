@@ -97,6 +97,7 @@ func RunCell(t *testing.T, sc Scenario, v lab.Variant) *report.Cell {
 				Detail:       run.Detail(),
 				Failures:     run.Failures(),
 				Where:        run.Where(),
+				ByLab:        run.ByLab(),
 				Lines:        run.Transcript.Lines(),
 				Transcript:   run.Transcript.String(),
 				Permutations: run.Permutations,
@@ -175,7 +176,7 @@ const wedgeSeen = 4
 func stoppedCell(r *Run, why string) *report.Cell {
 	msg := "the cell stopped: " + why
 	if r == nil {
-		return &report.Cell{Detail: msg, Failures: []string{msg}, Where: []string{""}}
+		return &report.Cell{Detail: msg, Failures: []string{msg}, Where: []string{""}, ByLab: []bool{true}}
 	}
 	r.Transcript.Note("", "STOPPED: "+strings.SplitN(why, "\n", 2)[0], "")
 	failures := append(r.Failures(), msg)
@@ -183,6 +184,7 @@ func stoppedCell(r *Run, why string) *report.Cell {
 		Detail:       failures[0],
 		Failures:     failures,
 		Where:        append(r.Where(), ""),
+		ByLab:        append(r.ByLab(), true),
 		Lines:        r.Transcript.Lines(),
 		Transcript:   r.Transcript.String(),
 		Permutations: r.Permutations,

@@ -25,6 +25,7 @@ func TraceCell(t *testing.T, sc Scenario, v lab.Variant) *report.Cell {
 			Detail:       r.Detail(),
 			Failures:     r.Failures(),
 			Where:        r.Where(),
+			ByLab:        r.ByLab(),
 			Lines:        r.Transcript.Lines(),
 			Transcript:   r.Transcript.String(),
 			Permutations: r.Permutations,

@@ -34,6 +34,14 @@ type Cell struct {
 	// that reported it, or "" for one the harness found on its own (a
 	// broken invariant).
 	Where []string `json:"where,omitempty"`
+	// ByLab holds, for each failure, whether the lab found it on its own
+	// — a check it makes around every delivery or when the run closes (a
+	// failed delivery that changed the database, an inbox row without its
+	// credit, a handler's panic, …), which holds whatever the scenario
+	// expects — rather than as an expectation of the scenario's story
+	// (its Errorf, a Want helper). A check that wants a scenario to say
+	// itself what broke reads it.
+	ByLab []bool `json:"by_lab,omitempty"`
 	// Lines is the run's full transcript, a line per step.
 	Lines []Line `json:"lines,omitempty"`
 	// Transcript is Lines as text (Text), set by the engine for the
