@@ -3,6 +3,7 @@ package labtest
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"testing"
 	"time"
 )
@@ -113,5 +114,52 @@ func TestMariaDBWaitDetector(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Errorf("the waiting UPDATE, once the holder committed: %v", err)
+	}
+}
+
+// TestSettleRealLooksAgain: once a waiter gets past its wait, settleReal
+// looks again at the waiters it looked at before. A and B both wait, as in
+// DistinctRace on MariaDB when B's credit closes the deadlock; B is the
+// victim, and InnoDB rolls its transaction back, granting A its lock,
+// before B's client reads the 1213 and parks before its ROLLBACK. A, looked
+// at first, was still waiting then. The server here is a stand-in that
+// answers in exactly that order, so the test is the same every run; the
+// next decision must see both sessions parked, as it does when the server
+// happens to roll B back before A is looked at.
+func TestSettleRealLooksAgain(t *testing.T) {
+	a := &session{name: "A", release: make(chan struct{}, 1), waiting: true, pid: 1}
+	b := &session{name: "B", release: make(chan struct{}, 1), waiting: true, pid: 2}
+	pg := &pgDB{}
+	sc := &scheduler{db: &DB{pg: pg}, realtime: true, changed: make(chan struct{}, 1), sessions: []*session{a, b}}
+	park := func(s *session, n int) {
+		sc.mu.Lock()
+		s.parkedAt = &stmt{Session: s.name, N: n}
+		sc.mu.Unlock()
+		sc.signal()
+	}
+	rolledBack := false
+	var asked []string
+	pg.script = func(pid uint32) (bool, error) {
+		switch pid {
+		case a.pid: // waits for B's shared lock until B's transaction is gone
+			asked = append(asked, "A")
+			if !rolledBack {
+				return true, nil
+			}
+			park(a, 4) // its credit done, before its COMMIT
+			return false, nil
+		case b.pid: // the victim: rolled back, then parked before its ROLLBACK
+			asked = append(asked, "B")
+			rolledBack = true
+			park(b, 4)
+			return false, nil
+		}
+		t.Fatalf("asked about server process %d, which no session runs on", pid)
+		return false, nil
+	}
+	sc.settleReal(true)
+	if got := names(sc.parked()); !slices.Equal(got, []string{"A", "B"}) || sc.anyWaiting() {
+		t.Errorf("after settleReal: parked %v, waiting %v (the server was asked %v); want A and B parked, none waiting",
+			got, sc.waitingNames(), asked)
 	}
 }

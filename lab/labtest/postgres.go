@@ -266,6 +266,9 @@ type pgDB struct {
 	pids    []uint32
 	// starvedOnce: starved has reported this database
 	starvedOnce bool
+	// script, when set, answers for the server as the wait detector: a
+	// test's server whose answers come in an order of its choosing.
+	script func(pid uint32) (bool, error)
 }
 
 // connected records a new connection's server process.
@@ -284,6 +287,9 @@ func (p *pgDB) blocked(pid uint32) (bool, error) {
 		pids[i] = int64(x)
 	}
 	p.mu.Unlock()
+	if p.script != nil {
+		return p.script(pid)
+	}
 	if p.srv.mariadb {
 		return waitsMariaDB(p.srv.control, int64(pid))
 	}
@@ -555,15 +561,29 @@ func (sc *scheduler) awaitReal(s *session, pid uint32) bool {
 	}
 }
 
-// settleReal is settle on PostgreSQL: after a step, every waiting session is
-// looked at again until it is parked, finished, or still (or again) waiting.
-// With untilProgress (only waiters are left), it returns once one of them
-// got past its wait, as the server's lock_timeout or deadlock detector
-// guarantees one will.
+// settleReal is settle on a server: after a step, every waiting session is
+// looked at again until it is parked, finished, or still (or again)
+// waiting, and once any of them got past its wait, every waiter is looked
+// at again, until a round finds none that got past. One round is not
+// enough: a waiter that gets past its wait may have freed another. On
+// MariaDB a deadlock's victim is rolled back whole on the server, its
+// locks granted to the other waiter, before its client reads the 1213 and
+// parks before its ROLLBACK; a waiter looked at earlier in that round was
+// waiting then and holds its lock now. Left marked waiting, it would be
+// missing from the sessions the next decision chooses from, or not,
+// depending on which of the two the round looked at first and how fast
+// the server rolled back: a replay would meet other choices than the run
+// it replays. A round in which every waiter is still waiting began after
+// the last one got past, so what it sees no longer changes until the
+// scheduler releases a session. With untilProgress (only waiters are
+// left), it returns once one of them got past its wait, as the server's
+// lock timeout or deadlock detector guarantees one will, and every other
+// waiter has been looked at after that.
 func (sc *scheduler) settleReal(untilProgress bool) {
 	deadline := time.Now().Add(stuckReal)
+	progressed := false
 	for {
-		progressed := false
+		moved := false
 		for _, s := range slices.Clone(sc.sessions) {
 			sc.mu.Lock()
 			waiting, pid := s.waiting, s.pid
@@ -575,8 +595,12 @@ func (sc *scheduler) settleReal(untilProgress bool) {
 				sc.mu.Lock()
 				s.waiting = false
 				sc.mu.Unlock()
-				progressed = true
+				moved = true
 			}
+		}
+		if moved {
+			progressed = true
+			continue
 		}
 		if !untilProgress || progressed || !sc.anyWaiting() {
 			return
