@@ -37,7 +37,7 @@ import (
 //     0.1 s without reads: polled as often as the scheduler polls (every
 //     pollEvery), or by anyone else on the server that often, they would
 //     never show a wait that began after the last refill
-//     (mariadb/facts.TestInnoDBTrxIsACache). SHOW ENGINE INNODB STATUS reads
+//     (mariadb.TestInnoDBTrxIsACache). SHOW ENGINE INNODB STATUS reads
 //     InnoDB's lock tables when asked. It does not name the holder: within
 //     the DB's own database, no connection but the run's holds locks.
 //

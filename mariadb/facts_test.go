@@ -1,4 +1,4 @@
-package facts
+package mariadb_test
 
 import (
 	"context"
@@ -21,14 +21,15 @@ import (
 const envMariaDB = "IDEMLAB_MARIADB"
 
 // howToRun is the one line printed when envMariaDB is not set.
-const howToRun = envMariaDB + " is not set: the MariaDB facts skip; to run them, " +
-	`eval "$(.ci/mariadb-start)" && go test ./mariadb/facts -v`
+const howToRun = envMariaDB + " is not set: the MariaDB facts and server tests skip; to run them, " +
+	`eval "$(.ci/mariadb-start)" && go test ./mariadb -v`
 
-// TestMain prints, once, how to run the facts when envMariaDB is not set;
-// each test then skips.
+// TestMain prints, once, how to run the tests that need a server when
+// envMariaDB is not set; each of them then skips, and the package's tests
+// of DSN, Classify and Retry, which need none, run as ever.
 func TestMain(m *testing.M) {
 	if os.Getenv(envMariaDB) == "" {
-		fmt.Println("mariadb/facts: " + howToRun)
+		fmt.Println("mariadb: " + howToRun)
 	}
 	os.Exit(m.Run())
 }
