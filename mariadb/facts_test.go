@@ -36,7 +36,9 @@ func TestMain(m *testing.M) {
 
 // schema is the kit's schema (correct.Schema) in MariaDB's dialect: BIGINT
 // for SQLite's INTEGER, VARCHAR(128) for TEXT (an index needs a length),
-// CHAR_LENGTH for length, InnoDB for the foreign key and the transactions.
+// OCTET_LENGTH for octet_length (VARCHAR counts characters, the key's
+// limit is in bytes: correct.MariaDBSchema), InnoDB for the foreign key and
+// the transactions.
 // The key columns compare as bytes (utf8mb4_nopad_bin): under the server's
 // default collation 'evt_A' and 'evt_a ' are duplicates of 'evt_a'
 // (TestKeyCollation).
@@ -47,8 +49,8 @@ CREATE TABLE accounts (
 	        CHECK (balance BETWEEN 0 AND 1000000000000000)
 ) ENGINE=InnoDB`, `
 CREATE TABLE inbox (
-	source     VARCHAR(128) NOT NULL CHECK (CHAR_LENGTH(source) BETWEEN 1 AND 128),
-	event_id   VARCHAR(128) NOT NULL CHECK (CHAR_LENGTH(event_id) BETWEEN 1 AND 128),
+	source     VARCHAR(128) NOT NULL CHECK (OCTET_LENGTH(source) BETWEEN 1 AND 128),
+	event_id   VARCHAR(128) NOT NULL CHECK (OCTET_LENGTH(event_id) BETWEEN 1 AND 128),
 	account_id BIGINT NOT NULL,
 	amount     BIGINT NOT NULL CHECK (amount BETWEEN 1 AND 1000000000),
 	PRIMARY KEY (source, event_id),
