@@ -4,6 +4,7 @@ import (
 	"database/sql"
 
 	"idemlab/equivalent/commitmismatch"
+	"idemlab/equivalent/mutex"
 	"idemlab/equivalent/plainbegin"
 	"idemlab/equivalent/poolping"
 	"idemlab/equivalent/readfirst"
@@ -27,6 +28,7 @@ var Equivalents = []lab.Variant{
 	commitmismatch.Variant,
 	poolping.Variant,
 	wal.Variant,
+	mutex.Variant,
 }
 
 // PoolOfOne is v with its handler given a pool of one connection, as

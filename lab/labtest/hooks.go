@@ -173,6 +173,7 @@ func (db *DB) after(ctx context.Context, s *stmt, r *stmtResult) error {
 		// The session is inside a transaction while it has one open, even
 		// when this statement ran on another connection of the pool.
 		db.sched.finished(s.Session, r.InTx || len(db.txs[s.Session]) > 0)
+		db.sched.ran(s)
 	}
 	db.mu.Unlock()
 	f := db.fault(After, s)

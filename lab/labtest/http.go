@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"testing/synctest"
 
 	"idemlab/lab"
 )
@@ -73,7 +72,10 @@ func (db *DB) RunSessions(bodies ...func(ctx context.Context)) []Answer {
 			s.done = true
 			sc.mu.Unlock()
 		}()
-		synctest.Wait()
+		sc.quiesce()
+		sc.mu.Lock()
+		s.waiting = s.parkedAt == nil && !s.done // on a Go lock (see quiet.go)
+		sc.mu.Unlock()
 	}
 	decisions := sc.run(roundRobin)
 	db.run.Transcript.Note("", "schedule: "+scheduleString(decisions), "")

@@ -53,6 +53,10 @@ const maxBusyPoll = 100 * time.Millisecond
 // the race detector.)
 const stuckAfter = time.Minute
 
+// goLockWait is the transcript's line for a session that waits outside the
+// database, for a Go lock another delivery holds (see quiet.go).
+const goLockWait = "waits for a Go lock another delivery holds"
+
 // session is one goroutine of a scheduled run.
 type session struct {
 	name     string
@@ -63,6 +67,7 @@ type session struct {
 	blockedAt *stmt
 	pid       uint32 // PostgreSQL: the server process its last released statement ran on
 	inTx      bool   // inside a transaction after its last finished statement
+	ran       int    // the number of its last statement that has run
 	done      bool
 }
 
@@ -70,7 +75,11 @@ type scheduler struct {
 	db       *DB
 	mu       sync.Mutex
 	sessions []*session
-	realtime bool          // PostgreSQL: no bubble; waits are seen by asking the server
+	realtime bool // PostgreSQL: no bubble; waits are seen by asking the server
+	// goLocked: when the bubble last was quiet, a goroutine of it waited
+	// for a Go lock, so its clock cannot move (see quiet.go).
+	goLocked bool
+	watch    *bubbleWatch  // how the scheduler's goroutine sees its bubble quiet
 	changed  chan struct{} // signalled when a session parks or finishes
 	// PostgreSQL: closed once the step in flight has parked, finished or
 	// been seen waiting. A waiting session that the step released logs its
@@ -126,6 +135,16 @@ func (sc *scheduler) finished(name string, inTx bool) {
 	if sess := sc.find(name); sess != nil {
 		sc.mu.Lock()
 		sess.inTx = inTx
+		sc.mu.Unlock()
+	}
+}
+
+// ran records that statement s of its session has run: a session that
+// is neither parked nor done after it waits outside the database.
+func (sc *scheduler) ran(s *stmt) {
+	if sess := sc.find(s.Session); sess != nil {
+		sc.mu.Lock()
+		sess.ran = s.N
 		sc.mu.Unlock()
 	}
 }
@@ -273,7 +292,15 @@ func (db *DB) schedule(choose Chooser, sessions [][]lab.Event) ([]Answer, []deci
 		if sc.realtime {
 			sc.awaitReal(s, 0)
 		} else {
-			synctest.Wait()
+			sc.quiesce()
+			// Neither parked before its first statement nor done: it
+			// waits for a Go lock (see quiet.go).
+			sc.mu.Lock()
+			s.waiting = s.parkedAt == nil && !s.done
+			sc.mu.Unlock()
+			if s.waiting {
+				db.run.Transcript.Note(s.name, goLockWait, "<waiting>")
+			}
 		}
 	}
 	defer func() {
@@ -396,8 +423,8 @@ func (sc *scheduler) anyWaiting() bool {
 // bubble is quiet again, and returns the step's name ("B2": session B's
 // second statement).
 func (sc *scheduler) step(s *session) string {
-	if !sc.realtime {
-		advance(time.Microsecond) // each release at an instant of its own
+	if !sc.realtime && !sc.goLocked {
+		sc.advance(time.Microsecond) // each release at an instant of its own
 	}
 	sc.mu.Lock()
 	st := s.parkedAt
@@ -434,14 +461,18 @@ func (sc *scheduler) step(s *session) string {
 		}
 		return fmt.Sprintf("%s%d", s.name, st.N)
 	}
-	synctest.Wait()
+	sc.quiesce()
 
 	sc.mu.Lock()
 	s.waiting = s.parkedAt == nil && !s.done
 	s.blockedAt = st
 	freed := !s.waiting && !s.inTx
+	past := s.ran == st.N // its statement has run: it waits after it
 	sc.mu.Unlock()
-	if s.waiting {
+	switch {
+	case s.waiting && past:
+		sc.db.run.Transcript.Note(s.name, goLockWait, "<waiting>")
+	case s.waiting:
 		sc.db.run.Transcript.StepNote(st, "<waiting>")
 	}
 	if freed {
@@ -458,7 +489,28 @@ func (sc *scheduler) step(s *session) string {
 func (sc *scheduler) settle(untilProgress bool) {
 	var quiet time.Duration
 	for sc.anyWaiting() {
-		advance(time.Millisecond)
+		if sc.goLocked {
+			// A delivery waits for a Go lock that a parked one holds: only
+			// a step can free it, and the clock cannot move (see quiet.go).
+			if untilProgress {
+				panic(blockedOutside(fmt.Sprintf("sessions %v wait, some for a Go lock (a sync.Mutex), and no session can take "+
+					"a step that would free it", sc.waitingNames())))
+			}
+			return
+		}
+		// A millisecond at a time, so that the first waiter to take the
+		// lock is seen before the others run out of their busy timeout.
+		// Once every waiter has tried and failed (untilProgress: nothing
+		// is left that the scheduler could step), the scheduler that
+		// looks at the bubble through stack dumps (quiet.go) moves in
+		// steps of maxBusyPoll: a look per millisecond would take seconds
+		// to reach stuckAfter, and between its looks the bubble still
+		// runs every wake-up in order of the clock.
+		tick := time.Millisecond
+		if sc.db.run.cell.goLocks && quiet > maxBusyPoll {
+			tick = maxBusyPoll
+		}
+		sc.advance(tick)
 		progressed, holds := sc.resumed()
 		switch {
 		case holds:
@@ -466,7 +518,7 @@ func (sc *scheduler) settle(untilProgress bool) {
 		case progressed:
 			quiet = 0
 		default:
-			quiet += time.Millisecond
+			quiet += tick
 			if !untilProgress && quiet > maxBusyPoll {
 				return
 			}
@@ -513,7 +565,27 @@ func (sc *scheduler) resumed() (progressed, holds bool) {
 // time.Sleep does not wait for real time: the clock jumps to the next timer
 // as soon as every goroutine is blocked, so this is a deterministic step of
 // the simulation, not a delay.
-func advance(d time.Duration) {
+func (sc *scheduler) advance(d time.Duration) {
 	time.Sleep(d)
-	synctest.Wait()
+	sc.quiesce()
+}
+
+// quiesce waits until the bubble is quiet (see quiet.go) and records
+// whether a goroutine of it waits for a Go lock.
+func (sc *scheduler) quiesce() {
+	cell := sc.db.run.cell
+	if !cell.goLocks {
+		synctest.Wait()
+		return
+	}
+	if sc.watch == nil {
+		sc.watch = newBubbleWatch(cell)
+	}
+	locked := sc.watch.quiesce(sc.changed)
+	if locked {
+		cell.lockSeen()
+	}
+	sc.mu.Lock()
+	sc.goLocked = locked
+	sc.mu.Unlock()
 }

@@ -30,6 +30,42 @@ type cellState struct {
 	dbs     []*DB // every database the cell opened
 	stopped bool
 	steps   int // statements the cell's deliveries have reached so far
+	// goLocks: the scheduler tells a quiet bubble from stack dumps, so that
+	// deliveries may wait for each other on Go locks (see golock.go).
+	goLocks bool
+	// sawGoLock: a delivery of the cell was seen waiting for a Go lock.
+	sawGoLock bool
+	// abandoned: the watchdog gave the cell up; nothing of it may go on
+	// using the machine.
+	abandoned bool
+}
+
+// lockSeen records that a delivery waited for a Go lock.
+func (c *cellState) lockSeen() {
+	c.mu.Lock()
+	c.sawGoLock = true
+	c.mu.Unlock()
+}
+
+// lockWasSeen reports whether a delivery was seen waiting for a Go lock.
+func (c *cellState) lockWasSeen() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sawGoLock
+}
+
+// abandon marks the cell given up by the watchdog.
+func (c *cellState) abandon() {
+	c.mu.Lock()
+	c.abandoned = true
+	c.mu.Unlock()
+}
+
+// isAbandoned reports whether the watchdog gave the cell up.
+func (c *cellState) isAbandoned() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.abandoned
 }
 
 // step counts a statement a delivery reached: the watchdog's sign of life.

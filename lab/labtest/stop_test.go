@@ -87,7 +87,7 @@ func TestCellsSurviveTheirHandler(t *testing.T) {
 				mu.Lock() // never unlocked: the second delivery waits for good
 				return h.Process(ctx, e)
 			})
-		}, "a delivery waits for a Go lock (a sync.Mutex) that a delivery the lab has parked between two statements holds", time.Second},
+		}, "wait, some for a Go lock (a sync.Mutex), and no session can take a step that would free it", time.Second},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

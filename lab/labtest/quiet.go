@@ -1,0 +1,222 @@
+package labtest
+
+import (
+	"runtime"
+	"slices"
+	"strings"
+	"testing/synctest"
+	"time"
+)
+
+// A handler may make its deliveries wait for each other outside the
+// database: behind a process-wide sync.Mutex, say, which serialises them
+// as a single process would. The scheduler parks deliveries between
+// statements, so a delivery parked while it holds such a lock keeps every
+// other delivery waiting for it, exactly as a delivery waiting for the
+// database's lock would wait. But a synctest bubble does not count a
+// goroutine waiting for a sync.Mutex as durably blocked: synctest.Wait
+// would never return, and the bubble's clock would never move.
+//
+// So for a handler that does this (golock.go finds out which), the
+// scheduler does not call synctest.Wait: it calls quiesce, which waits for
+// the same moment — every other goroutine of the bubble blocked — but
+// counts a goroutine waiting for a Go lock in the handler's own code as
+// blocked too, by reading the goroutines' own waits from stack dumps. A
+// delivery that waits for such a lock is then a waiting session like one
+// that waits for the write lock: the scheduler steps the others, and the
+// one holding the lock finishes and lets it go. Only the clock cannot move
+// while a goroutine waits for a Go lock (time.Sleep in the bubble would
+// never return), so the scheduler moves it only when none does.
+
+// A bubbleWatch tells, from stack dumps, when the goroutines of one
+// synctest bubble are all blocked. A dump names a goroutine's bubble only
+// while it belongs to it, and the runtime takes a goroutine out of its
+// bubble while it helps the garbage collector: a runnable goroutine of the
+// bubble may show no bubble at all. So the watch remembers every goroutine
+// it has seen in the bubble, and counts as the bubble's also one started by
+// a goroutine of it ("created by … in goroutine N").
+type bubbleWatch struct {
+	self, bubble string
+	ours         map[string]bool
+	cell         *cellState
+	buf          []byte
+}
+
+// newBubbleWatch returns a watch of the calling goroutine's bubble, which
+// it leaves out of every look (it is the one looking); bubble is "" outside
+// one.
+func newBubbleWatch(cell *cellState) *bubbleWatch {
+	self, bubble := selfAndBubble()
+	return &bubbleWatch{self: self, bubble: bubble, ours: map[string]bool{self: true}, cell: cell, buf: make([]byte, 64<<10)}
+}
+
+// quiesce returns once every goroutine of the bubble, but the caller, is
+// blocked: durably, as synctest.Wait counts it, or waiting for a sync.Mutex
+// or RWMutex. It reports whether any of them waits for a Go lock. changed,
+// signalled when a session parks or finishes, says when a look is most
+// likely to find the bubble quiet; it is only a hint, the dump decides.
+func (w *bubbleWatch) quiesce(changed chan struct{}) (goLocked bool) {
+	if w.bubble == "" {
+		synctest.Wait() // outside a bubble it panics, with synctest's own message
+		return false
+	}
+	yields := 16
+	for looks := 0; ; looks++ {
+		// Let the bubble run until a session signals or the yields run
+		// out, then look. Each look stops the world to dump every
+		// goroutine of the test binary, so looks are spaced out, further
+		// the longer the bubble stays busy; past a while the bubble is
+		// doing work that takes real time (a statement, a page write), and
+		// the caller pauses instead of yielding. The pauses wait for
+		// nothing in particular: the condition is always read from a dump.
+		for range yields {
+			select {
+			case <-changed:
+			default:
+				if looks < 8 {
+					runtime.Gosched()
+				} else {
+					realPause()
+				}
+				continue
+			}
+			break
+		}
+		if quiet, locked := w.quietIn(w.dump()); quiet {
+			return locked
+		}
+		yields = min(2*yields, 256)
+		if looks%64 == 63 && w.cell.isAbandoned() {
+			select {} // the cell's other goroutines are left where they are too
+		}
+	}
+}
+
+// dump returns a full stack dump of every goroutine, in a buffer the watch
+// keeps from one look to the next.
+func (w *bubbleWatch) dump() string {
+	for {
+		n := runtime.Stack(w.buf, true)
+		if n < len(w.buf) {
+			return string(w.buf[:n])
+		}
+		w.buf = make([]byte, 2*len(w.buf))
+	}
+}
+
+// quietIn reports whether, in a full stack dump, every goroutine of the
+// bubble but the caller is blocked (durably, or on a Go lock), and whether
+// any waits for a Go lock.
+func (w *bubbleWatch) quietIn(dump string) (quiet, goLocked bool) {
+	quiet = true
+	for _, g := range strings.Split(dump, "\n\n") {
+		g = strings.TrimSpace(g)
+		header, _, _ := strings.Cut(g, "\n")
+		m := goroutineHeader.FindStringSubmatch(header)
+		if m == nil || m[1] == w.self {
+			continue
+		}
+		id, status := m[1], m[2]
+		if strings.HasSuffix(status, ", "+w.bubble) {
+			w.ours[id] = true
+		} else if !w.ours[id] && !w.ours[creator(g)] {
+			continue // another test's, or the runtime's
+		} else {
+			w.ours[id] = true
+		}
+		wait := strings.TrimSuffix(status, ", "+w.bubble)
+		switch {
+		case slices.Contains(goLockWaits, wait) && handlerLock(g):
+			goLocked = true
+		case strings.HasSuffix(wait, "(durable)"):
+		default:
+			quiet = false // running, runnable, or waiting on something that may end by itself
+		}
+	}
+	return quiet, goLocked && quiet
+}
+
+// handlerLock reports whether g, one goroutine of a stack dump that waits
+// for a Go lock, waits in the Lock of a handler's own code. A lock that a
+// library takes inside (modernc's allocator and SQLite's own mutexes are Go
+// mutexes, shared by every test of the binary) is held only while its
+// holder runs, so a wait for it ends by itself: the bubble is not quiet.
+func handlerLock(g string) bool {
+	for _, line := range strings.Split(g, "\n")[1:] {
+		if line == "" || line[0] == '\t' {
+			continue // a frame's file and line
+		}
+		fn := line
+		if paren := strings.LastIndex(fn, "("); paren > 0 {
+			fn = fn[:paren]
+		}
+		pkg := packagePath(fn)
+		switch {
+		case pkg == "sync" || pkg == "internal/sync" || pkg == "runtime":
+			continue
+		case pkg == enginePackage:
+			return false
+		default:
+			return strings.HasPrefix(pkg, modulePath+"/")
+		}
+	}
+	return false
+}
+
+// creator returns the id of the goroutine that started g, one goroutine
+// of a stack dump, from its line "created by database/sql.OpenDB in
+// goroutine 27"; "" if it has none.
+func creator(g string) string {
+	i := strings.LastIndex(g, "\ncreated by ")
+	if i < 0 {
+		return ""
+	}
+	line, _, _ := strings.Cut(g[i+1:], "\n")
+	_, id, ok := strings.Cut(line, " in goroutine ")
+	if !ok {
+		return ""
+	}
+	return id
+}
+
+// selfAndBubble returns the calling goroutine's id and its bubble, as a
+// stack dump names them ("812", "synctest bubble 3"); the bubble is ""
+// outside one.
+func selfAndBubble() (id, bubble string) {
+	buf := make([]byte, 256)
+	header, _, _ := strings.Cut(string(buf[:runtime.Stack(buf, false)]), "\n")
+	m := goroutineHeader.FindStringSubmatch(header)
+	if m == nil {
+		return "", ""
+	}
+	if b := bubbleMark.FindString(m[2]); b != "" {
+		bubble = strings.TrimPrefix(b, ", ")
+	}
+	return m[1], bubble
+}
+
+// pauses and paused carry realPause's requests to pacer and its answers
+// back. pacer is a goroutine started with the package, outside every
+// bubble: inside one, time.Sleep would move the bubble's fake clock, by
+// however many pauses the real world took. The channels are made outside
+// every bubble too, so that goroutines of any bubble may use them.
+var pauses, paused = make(chan struct{}), make(chan struct{})
+
+func init() {
+	go pacer()
+}
+
+// pacer answers each request after 50µs of real time.
+func pacer() {
+	for range pauses {
+		time.Sleep(50 * time.Microsecond)
+		paused <- struct{}{}
+	}
+}
+
+// realPause waits about 50µs of real time, leaving the bubble's clock
+// alone. Callers may be answered in any order; each waits for one answer.
+func realPause() {
+	pauses <- struct{}{}
+	<-paused
+}
