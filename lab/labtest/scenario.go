@@ -86,7 +86,7 @@ func runCell(t *testing.T, sc Scenario, v lab.Variant, cs *cellState) *report.Ce
 				if p := recover(); p != nil {
 					why := fmt.Sprintf("the lab panicked: %v (at %s)", p, panicSite())
 					if b, ok := p.(blockedOutside); ok {
-						why = fmt.Sprintf("the deliveries are blocked outside the database, where the lab cannot see or schedule them: %s\n%s",
+						why = fmt.Sprintf("the deliveries are blocked outside the database, where the lab cannot see or schedule them: %s:\n%s",
 							string(b), describeBlocked(allStacks(), cs.bubble, 6))
 					}
 					mu.Lock()
@@ -137,8 +137,8 @@ func runCell(t *testing.T, sc Scenario, v lab.Variant, cs *cellState) *report.Ce
 				if dump := allStacks(); goLockWedge(dump, cs.bubble) {
 					if wedged++; wedged == wedgeSeen {
 						why = "a delivery waits for a Go lock (a sync.Mutex) that a delivery the lab has parked between two " +
-							"statements holds, on a path the lab's probe of the handler did not take (see lab/labtest/golock.go), " +
-							"so the lab scheduled it as deliveries that never wait on each other outside the database\n" +
+							"statements holds, on a path the lab's probe of the handler did not take, so the lab scheduled it as " +
+							"deliveries that never wait on each other outside the database:\n" +
 							describeBlocked(dump, cs.bubble, 6)
 					}
 				} else {

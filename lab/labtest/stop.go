@@ -201,6 +201,10 @@ var goroutineHeader = regexp.MustCompile(`^goroutine (\d+) \[([^\]]*)\]:$`)
 // first frame of the module's own code on its stack.
 type blockedGoroutine struct {
 	id, wait, frame string
+	// handler is the innermost frame of the module's code outside the
+	// engine ("" if none): where the handler's own code waits, or called
+	// the statement the lab parked it before.
+	handler string
 }
 
 // moduleGoroutines parses a full stack dump (runtime.Stack with all set)
@@ -231,8 +235,14 @@ func moduleGoroutines(dump string) []blockedGoroutine {
 			file, line, _ := strings.Cut(loc, ":")
 			var n int
 			fmt.Sscan(line, &n)
-			bg.frame = fn + " at " + shortPath(file, n)
-			break
+			frame := fn + " at " + shortPath(file, n)
+			if bg.frame == "" {
+				bg.frame = frame
+			}
+			if packagePath(fn) != enginePackage {
+				bg.handler = frame
+				break
+			}
 		}
 		if bg.frame != "" {
 			out = append(out, bg)
@@ -256,25 +266,37 @@ func boolInt(b bool) int {
 var bubbleMark = regexp.MustCompile(`, synctest bubble \d+$`)
 
 // describeBlocked says, in a few lines, where the goroutines of bubble
-// (as bubbleOf names it) wait, the handler's first: what a stuck cell
-// reports. The engine's own waits (the scheduler in synctest.Wait, the
-// bubble's root) say nothing about the handler and are left out.
+// (as bubbleOf names it) wait, the handler's first, each at the line of the
+// handler's own code it waits in (or, for a delivery the lab parked, the
+// line whose statement it was parked before): what a stuck cell reports.
+// The engine's own waits (the scheduler in synctest.Wait, the bubble's
+// root) say nothing about the handler and are left out. Lines end with ';'
+// so that a report that reflows them still reads as a list.
 func describeBlocked(dump, bubble string, limit int) string {
 	var lines []string
 	for _, g := range moduleGoroutines(dump) {
 		if bubble == "" || !strings.HasSuffix(g.wait, ", "+bubble) || strings.HasPrefix(g.wait, "synctest.") || strings.HasPrefix(g.wait, "running") {
 			continue
 		}
+		var line string
+		switch {
+		case g.handler == "":
+			continue // the lab's own
+		case strings.Contains(g.frame, ".(*scheduler).park "):
+			line = "a delivery the lab parked before a statement of " + g.handler
+		default:
+			line = fmt.Sprintf("a goroutine waits (%s) in %s", bubbleMark.ReplaceAllString(g.wait, ""), g.handler)
+		}
 		if len(lines) == limit {
 			lines = append(lines, "…")
 			break
 		}
-		lines = append(lines, fmt.Sprintf("a goroutine waits (%s) in %s", bubbleMark.ReplaceAllString(g.wait, ""), g.frame))
+		lines = append(lines, line)
 	}
 	if len(lines) == 0 {
-		return "(no goroutine of the cell was found waiting)"
+		return "no goroutine of the handler's was found waiting"
 	}
-	return strings.Join(lines, "\n")
+	return strings.Join(lines, ";\n")
 }
 
 // goLockWaits are the waits of a goroutine blocked on a Go lock, which a
