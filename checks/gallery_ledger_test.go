@@ -37,6 +37,7 @@ type ledger struct {
 
 	pragmaOnce     bool // PRAGMA foreign_keys = ON run once, on the pool, by New
 	pragmaOnPool   bool // PRAGMA foreign_keys = ON run on the pool before each BEGIN
+	pragmaOnConn   bool // a connection of its own per delivery (db.Conn): PRAGMA foreign_keys = ON on it, then BEGIN on it
 	rowCheck       bool // the credit refuses an UPDATE that changed no row, as correct's does
 	uniqueCompares bool // a UNIQUE violation rolled back, then compared on the pool: duplicate or conflict
 	commitLookup   bool // a failed COMMIT looked up on the pool: the row there means applied
@@ -146,9 +147,23 @@ func (h *ledgerHandler) Process(ctx context.Context, e lab.Event) (lab.Outcome, 
 	}
 	var x execer = h.db
 	var tx *sql.Tx
+	beginner := interface {
+		BeginTx(context.Context, *sql.TxOptions) (*sql.Tx, error)
+	}(h.db)
+	if h.pragmaOnConn {
+		conn, err := h.db.Conn(ctx)
+		if err != nil {
+			return 0, h.classify(ctx, err)
+		}
+		defer conn.Close()
+		if _, err := conn.ExecContext(ctx, `PRAGMA foreign_keys = ON`); err != nil {
+			return 0, h.classify(ctx, err)
+		}
+		beginner = conn
+	}
 	if !h.noTx {
 		var err error
-		if tx, err = h.db.BeginTx(ctx, nil); err != nil {
+		if tx, err = beginner.BeginTx(ctx, nil); err != nil {
 			return 0, h.classify(ctx, err)
 		}
 		defer tx.Rollback()

@@ -430,18 +430,25 @@ func (lm *ledgerMachine) Refused(t *rapid.T) {
 		t.SkipNow() // two columns alike: a rewrite of one would hit both
 	}
 	rw := rapid.SampledFrom(insertRewrites).Draw(t, "rewrite")
-	lost := ""
+	what := fmt.Sprintf("deliver %s with %s", showEvent(e), rw.what)
+	var lost *labtest.Fault
 	if rapid.Bool().Draw(t, "the connection lost at BEGIN") {
-		lm.loseConnection()
-		lost = ", its connection lost under its BEGIN"
+		lost = lm.loseConnection()
 	}
 	f := lm.db.Inject(labtest.Fault{When: labtest.Before, Op: labtest.OpInsert, Table: "inbox",
 		Rewrite: replaceValue(rw.old(e), rw.new(e))})
 	mark := lm.c.Transcript.Len()
 	a := lm.db.Attempt(e)
 	lm.db.Lift()
-	lm.story.add("deliver %s with %s%s: %v", showEvent(e), rw.what, lost, a)
-	if f.Fired() == 0 {
+	fired := f.Fired()
+	if fired == 0 && lm.settleLost(t, what, a, lost, mark) {
+		return // it failed at BEGIN, before any INSERT
+	}
+	if lost != nil {
+		what += ", its connection lost under its BEGIN"
+	}
+	lm.story.add("%s: %v", what, a)
+	if fired == 0 {
 		lm.settle(t, [][]labtest.Answer{{a}}, mark, nil) // the handler runs no INSERT for it
 		return
 	}
@@ -459,22 +466,53 @@ func (lm *ledgerMachine) Refused(t *rapid.T) {
 // Lost delivers an event whose BEGIN finds its connection gone (the
 // driver says driver.ErrBadConn, as for a connection the server closed):
 // database/sql discards it and begins again on another, or a new one, which
-// has only the settings the DSN gives every connection.
+// has only the settings the DSN gives every connection. A handler that
+// began on a connection of its own (db.Conn) gets the error instead, and
+// may answer it (see settleLost).
 func (lm *ledgerMachine) Lost(t *rapid.T) {
 	e := lm.newOrKnown(t)
-	lm.loseConnection()
+	what := "deliver " + showEvent(e)
+	lost := lm.loseConnection()
 	mark := lm.c.Transcript.Len()
 	a := lm.db.Attempt(e)
 	lm.db.Lift()
-	lm.story.add("deliver %s, its connection lost under its BEGIN: %v", showEvent(e), a)
+	if lm.settleLost(t, what, a, lost, mark) {
+		return
+	}
+	lm.story.add("%s, its connection lost under its BEGIN: %v", what, a)
 	lm.settle(t, [][]labtest.Answer{{a}}, mark, nil)
 }
 
+// errLostByLab is the error of a BEGIN whose connection the lab broke:
+// driver.ErrBadConn, which database/sql reads as a dead connection, said
+// to be the lab's doing, so that a handler that passes it up shows who
+// broke what.
+var errLostByLab = fmt.Errorf("the lab broke this connection under BEGIN, as a server that closed it would (an injected fault): %w", driver.ErrBadConn)
+
 // loseConnection makes the next BEGIN's connection fail as a dead one
 // does: driver.ErrBadConn, before it runs. database/sql closes that
-// connection and runs the BEGIN again on another.
-func (lm *ledgerMachine) loseConnection() {
-	lm.db.Inject(labtest.Fault{When: labtest.Before, Op: labtest.OpBegin, Err: driver.ErrBadConn})
+// connection and runs the BEGIN again on another; on a connection the
+// handler holds (db.Conn) the error is the handler's.
+func (lm *ledgerMachine) loseConnection() *labtest.Fault {
+	return lm.db.Inject(labtest.Fault{When: labtest.Before, Op: labtest.OpBegin, Err: errLostByLab})
+}
+
+// settleLost settles a delivery whose connection the lab broke under its
+// BEGIN (lost fired) and that answered an error, and reports whether it
+// did; what tells the delivery. An error with nothing written is a safe
+// answer: the provider delivers the event again, and that delivery, on a
+// connection the lab leaves alone, must do what the model says (apply a
+// new event). So the error may be of any kind, the database must be as
+// before, and the redelivery follows at once. A handler that gave up on
+// such a connection for good fails there.
+func (lm *ledgerMachine) settleLost(t *rapid.T, what string, a labtest.Answer, lost *labtest.Fault, mark int) bool {
+	if lost == nil || lost.Fired() == 0 || a.Err == nil {
+		return false
+	}
+	lm.story.add("%s, its connection lost under its BEGIN: %v (an error that wrote nothing: the provider retries)", what, a)
+	lm.expectOne(t, a, 0, errAnyError, mark)
+	lm.deliver(t, "redeliver", a.Event)
+	return true
 }
 
 // MisCredit delivers a new event whose credit a bug hands a missing

@@ -18,7 +18,10 @@ package checks
 //     a BEGIN (driver.ErrBadConn: database/sql begins again on a new one),
 //     so that a delivery meets only what the DSN sets on every connection (a
 //     PRAGMA run once, or just before, on another connection is not there);
-//     new connections opened by deliveries at once;
+//     a handler that began on a connection of its own (db.Conn) gets the
+//     error, and may answer it if it wrote nothing: the provider's retry,
+//     which follows, must then apply the event; new connections opened by
+//     deliveries at once;
 //   - concurrency, faults and crashes as every ledger property's;
 //   - time: an account holds no instant;
 //   - the model: no inbox row for an account that does not exist, no
@@ -26,6 +29,6 @@ package checks
 var MissingAccount = Repair([]string{"UnknownAccount"}, accountSearch)
 
 var accountSearch = repairSearch("missingaccount", "AccountSearch",
-	"rapid's stories of missing accounts handed to the INSERT or to the credit, on pools of one and many connections, some opened mid-story: never a row or a success for an account that does not exist",
+	"rapid's stories of missing accounts handed to the INSERT or to the credit, on pools of one and many connections, some opened mid-story: never a row or a success for an account that does not exist (a delivery whose connection the lab breaks may fail if it wrote nothing; its retry must apply)",
 	100, map[string]int{"New": 2, "Repeat": 1, "Changed": 1, "Twin": 1, "Missing": 3, "Invalid": 1, "Refused": 5, "MisCredit": 3,
 		"Fault": 1, "Crash": 1, "Race": 3, "FaultRace": 1, "Reconnect": 3, "Lost": 3, "Restart": 1})
