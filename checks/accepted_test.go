@@ -1,10 +1,17 @@
 package checks_test
 
 import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"idemlab/checks"
+	"idemlab/exercises/outbox"
 	"idemlab/lab"
+	outboxsolution "idemlab/solutions/outbox"
 )
 
 // The gallery holds each check to rejecting wrong fixes; the tests here
@@ -53,4 +60,246 @@ func TestAcceptedRepairs(t *testing.T) {
 			accept(t, r.check, r.fix.variant("accepted/"+r.name))
 		})
 	}
+}
+
+// rightOutbox is a right fix of the outbox exercise.
+type rightOutbox struct {
+	name, story string
+	service     func(name string) outbox.Service
+}
+
+var rightOutboxes = []rightOutbox{
+	// The student makes the message id injective their own way: the
+	// source's length first, "10:provider-a/evt-1", so that no '/' in a
+	// source or an id can make two keys one. The checks of their day
+	// emptied the outbox between the matrix's stories only of rows whose
+	// id was source/event_id, and counted receipts by that id: the next
+	// story's receipt collided with the last one's.
+	{"outbox/length-prefixed-id", "the message id is the source's length, ':', source, '/', event id",
+		func(name string) outbox.Service {
+			receipt := func(e lab.Event) outbox.Message {
+				m := outboxsolution.Receipt(e)
+				m.ID = fmt.Sprintf("%d:%s/%s", len(e.Source), e.Source, e.EventID)
+				return m
+			}
+			s := outboxsolution.Service
+			s.Variant = queueing(name, outboxsolution.Schema, func(ctx context.Context, tx *sql.Tx, e lab.Event) error {
+				m := receipt(e)
+				_, err := tx.ExecContext(ctx, `INSERT INTO outbox (id, body) VALUES ($1, $2)`, m.ID, m.Body)
+				return err
+			})
+			s.Receipt = receipt
+			return s
+		}},
+	// The student keys the outbox as the inbox is keyed, PRIMARY KEY
+	// (source, event_id), with no id column: the relay names each message
+	// as it reads it, the source's '%' and '/' escaped, then '/' and the
+	// event id. The checks of their day assumed an id column (to empty the
+	// outbox between the matrix's stories), and their SQL failed.
+	{"outbox/keyed-by-source-and-event-id", "the outbox keyed (source, event_id), no id column; the relay writes each message's id",
+		func(name string) outbox.Service {
+			s := outboxsolution.Service
+			s.Variant = queueing(name, keyedOutbox(outboxsolution.Schema), func(ctx context.Context, tx *sql.Tx, e lab.Event) error {
+				_, err := tx.ExecContext(ctx, `INSERT INTO outbox (source, event_id, body) VALUES ($1, $2, $3)`,
+					e.Source, e.EventID, outboxsolution.Receipt(e).Body)
+				return err
+			})
+			s.Receipt = func(e lab.Event) outbox.Message {
+				return outbox.Message{ID: sourceEscaper.Replace(e.Source) + "/" + e.EventID, Body: outboxsolution.Receipt(e).Body}
+			}
+			s.Relay = relayKeyed
+			return s
+		}},
+	// The student's relay sends at most one message a run (LIMIT 1): the
+	// job that runs it every few seconds sends the rest. MailSearch of
+	// their day ran the relay after each story only until a run sent
+	// nothing new, and a run that sent again a message whose
+	// acknowledgement had been lost sent nothing new, with others still
+	// waiting behind it.
+	{"outbox/one-message-a-run", "the relay sends the oldest unsent message and stops",
+		func(name string) outbox.Service {
+			s := outboxsolution.Service
+			base := s.Variant
+			s.Variant = func(m outbox.Mailer) lab.Variant { v := base(m); v.Name = name; return v }
+			s.Relay = relayOne
+			return s
+		}},
+	// Of our own: the outbox under another name, mail_queue. EXERCISES.md
+	// asks for "an outbox table", not for its name; the checks emptied
+	// only a table called outbox between the matrix's stories, and the
+	// next story's receipt collided with the last one's.
+	{"outbox/queue-named-otherwise", "the outbox table called mail_queue",
+		func(name string) outbox.Service {
+			s := outboxsolution.Service
+			schema := strings.Replace(outboxsolution.Schema, "CREATE TABLE outbox", "CREATE TABLE mail_queue", 1)
+			s.Variant = queueing(name, schema, func(ctx context.Context, tx *sql.Tx, e lab.Event) error {
+				m := outboxsolution.Receipt(e)
+				_, err := tx.ExecContext(ctx, `INSERT INTO mail_queue (id, body) VALUES ($1, $2)`, m.ID, m.Body)
+				return err
+			})
+			s.Relay = func(ctx context.Context, db *sql.DB, mailer outbox.Mailer) error {
+				for {
+					var m outbox.Message
+					err := db.QueryRowContext(ctx, `SELECT id, body FROM mail_queue WHERE sent = 0 ORDER BY rowid LIMIT 1`).Scan(&m.ID, &m.Body)
+					if errors.Is(err, sql.ErrNoRows) {
+						return nil
+					}
+					if err != nil {
+						return err
+					}
+					if err := mailer.Send(ctx, m); err != nil {
+						return err
+					}
+					if _, err := db.ExecContext(ctx, `UPDATE mail_queue SET sent = 1 WHERE id = $1`, m.ID); err != nil {
+						return err
+					}
+				}
+			}
+			return s
+		}},
+}
+
+func TestAcceptedOutbox(t *testing.T) {
+	for _, r := range rightOutboxes {
+		t.Run(r.name, func(t *testing.T) {
+			t.Parallel()
+			accept(t, checks.Outbox, r.service("accepted/"+r.name))
+		})
+	}
+}
+
+// queueing is the reference handler of the outbox exercise whose receipt
+// queue writes into the outbox, in the credit's transaction, on schema.
+func queueing(name, schema string, queue func(ctx context.Context, tx *sql.Tx, e lab.Event) error) func(outbox.Mailer) lab.Variant {
+	return func(outbox.Mailer) lab.Variant {
+		return lab.Variant{Name: name, Schema: schema, DSN: outboxsolution.DSN,
+			New: func(db *sql.DB) lab.Processor { return &queueHandler{db, queue} }}
+	}
+}
+
+type queueHandler struct {
+	db    *sql.DB
+	queue func(ctx context.Context, tx *sql.Tx, e lab.Event) error
+}
+
+func (h *queueHandler) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) {
+	if err := e.Validate(); err != nil {
+		return 0, err
+	}
+	classify := func(err error) error {
+		if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			err = fmt.Errorf("%w: %w", ctx.Err(), err)
+		}
+		return lab.Classify(err)
+	}
+	tx, err := h.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, lab.Classify(err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `INSERT INTO inbox (source, event_id, account_id, amount) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (source, event_id) DO NOTHING`, e.Source, e.EventID, e.AccountID, e.Amount)
+	if err != nil {
+		return 0, classify(err)
+	}
+	inserted, err := res.RowsAffected()
+	if err != nil {
+		return 0, err
+	}
+	outcome := lab.Applied
+	if inserted == 1 {
+		res, err := tx.ExecContext(ctx, `UPDATE accounts SET balance = balance + $1 WHERE id = $2`, e.Amount, e.AccountID)
+		if err != nil {
+			return 0, classify(err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return 0, fmt.Errorf("%w: crediting account %d changed no row", lab.ErrUnknownAccount, e.AccountID)
+		}
+		if err := h.queue(ctx, tx, e); err != nil {
+			return 0, classify(err)
+		}
+	} else {
+		var account, amount int64
+		if err := tx.QueryRowContext(ctx, `SELECT account_id, amount FROM inbox WHERE source = $1 AND event_id = $2`,
+			e.Source, e.EventID).Scan(&account, &amount); err != nil {
+			return 0, classify(err)
+		}
+		if account != e.AccountID || amount != e.Amount {
+			return 0, fmt.Errorf("%w: %s was applied with account=%d amount=%d", lab.ErrPayloadConflict, e.Key(), account, amount)
+		}
+		outcome = lab.Duplicate
+	}
+	if err := classify(tx.Commit()); err != nil {
+		return 0, err
+	}
+	return outcome, nil
+}
+
+// keyedOutbox rewrites schema's outbox: keyed by (source, event_id), no id.
+func keyedOutbox(schema string) string {
+	i := strings.Index(schema, "CREATE TABLE outbox")
+	return schema[:i] + `CREATE TABLE outbox (
+	source   TEXT    NOT NULL,
+	event_id TEXT    NOT NULL,
+	body     TEXT    NOT NULL,
+	sent     INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (source, event_id)
+) STRICT;
+`
+}
+
+// sourceEscaper escapes what would let one message id name two events:
+// '%', and '/', which ends the source.
+var sourceEscaper = strings.NewReplacer("%", "%25", "/", "%2F")
+
+// relayKeyed is the reference relay on keyedOutbox: each message's id
+// written from its row's source and event id as it is read.
+func relayKeyed(ctx context.Context, db *sql.DB, mailer outbox.Mailer) error {
+	rows, err := db.QueryContext(ctx, `SELECT source, event_id, body FROM outbox WHERE sent = 0 ORDER BY source, event_id`)
+	if err != nil {
+		return err
+	}
+	type row struct {
+		source, eventID string
+		m               outbox.Message
+	}
+	var pending []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.source, &r.eventID, &r.m.Body); err != nil {
+			rows.Close()
+			return err
+		}
+		r.m.ID = sourceEscaper.Replace(r.source) + "/" + r.eventID
+		pending = append(pending, r)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return err
+	}
+	for _, r := range pending {
+		if err := mailer.Send(ctx, r.m); err != nil {
+			return err // not marked: the next run sends it again
+		}
+		if _, err := db.ExecContext(ctx, `UPDATE outbox SET sent = 1 WHERE source = $1 AND event_id = $2`, r.source, r.eventID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// relayOne sends the oldest unsent message, if any, and marks it sent.
+func relayOne(ctx context.Context, db *sql.DB, mailer outbox.Mailer) error {
+	var m outbox.Message
+	err := db.QueryRowContext(ctx, `SELECT id, body FROM outbox WHERE sent = 0 ORDER BY rowid LIMIT 1`).Scan(&m.ID, &m.Body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := mailer.Send(ctx, m); err != nil {
+		return err
+	}
+	_, err = db.ExecContext(ctx, `UPDATE outbox SET sent = 1 WHERE id = $1`, m.ID)
+	return err
 }
