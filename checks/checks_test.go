@@ -12,12 +12,20 @@ import (
 // TestMain stops, with one line that lists the exercises, when -exercise
 // names none of them. With -exercise or -exercise.red, and no -run of the
 // command line's own, it runs TestExercise alone: the student asked for
-// the check, not for the reference solutions and the gallery.
+// the check, not for the reference solutions and the gallery. With
+// -exercise.zone it makes that zone the process's, before any test runs
+// (see zones_test.go).
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if _, err := selected(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
+	}
+	if *zoneFlag != "" {
+		if err := useZone(*zoneFlag); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
 	}
 	set := false
 	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.run" })

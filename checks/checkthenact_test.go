@@ -18,7 +18,9 @@ package checks
 //     known keys;
 //   - pool shape, faults and crashes as every ledger property's (one
 //     connection: the deliveries queue for it);
-//   - time: the handler is given none;
+//   - time: the handler is given none; if it reads time.Now (or SQLite's
+//     localtime), it reads it in the process's time zone, a sixth of the
+//     stories in each of six zones (see Search);
 //   - the model: the answers and the database are those of some order of
 //     the deliveries, each one that failed entirely applied or not at all.
 var CheckThenAct = Repair([]string{"Race", "ConflictRace", "Concurrent", "FaultSweep"}, raceSearch)

@@ -3,9 +3,11 @@ package checks_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"idemlab/checks"
 	"idemlab/exercises/outbox"
@@ -44,7 +46,16 @@ type outboxFix struct {
 	// acme's event eu/x are both credited and both sent, and the mailbox,
 	// which drops an id it has seen, keeps one of the two receipts.
 	plainMail bool
-	by        []string
+	// queuedBefore: each outbox row carries queued_at, which the handler
+	// stamps in UTC (time.Now().UTC(), as a timestamp should be stored),
+	// and the relay sends only what was queued before its run began, so
+	// that a run sends a batch and ends, reading the run's start as
+	// time.Now() formatted plainly: in the process's zone. In UTC, and
+	// east of it, every message is sent by the next run. West of it the
+	// run began hours "before" anything was queued: no receipt is ever
+	// sent. Only the zone tells it: the story's clock is the same.
+	queuedBefore bool
+	by           []string
 }
 
 var outboxFixes = []outboxFix{
@@ -56,6 +67,9 @@ var outboxFixes = []outboxFix{
 	{name: "relay-claims", claim: true, by: []string{"MailSearch"}},
 	{name: "message-id-written-plainly", plainID: true, by: []string{"MailSearch"}},
 	{name: "relay-mails-plain-ids", plainMail: true, by: []string{"MailSearch"}},
+	// MailSearch's stories west of UTC reject it; on a machine west of UTC
+	// the guarantees that run in the process's own zone do first.
+	{name: "relay-compares-utc-with-local", queuedBefore: true, by: []string{"MailSearch", "OneReceiptPerCredit"}},
 }
 
 func (w outboxFix) service() outbox.Service {
@@ -73,6 +87,14 @@ func (w outboxFix) service() outbox.Service {
 	}
 	if w.plainID || w.plainMail {
 		s.Receipt = plainReceipt
+	}
+	if w.queuedBefore {
+		s.Variant = func(m outbox.Mailer) lab.Variant {
+			return lab.Variant{Name: name, Mistake: "a wrong fix", Schema: strings.Replace(solution.Schema, "sent INTEGER NOT NULL DEFAULT 0",
+				"sent INTEGER NOT NULL DEFAULT 0,\n\tqueued_at TEXT NOT NULL", 1), DSN: solution.DSN,
+				New: func(db *sql.DB) lab.Processor { return stamping{db} }}
+		}
+		s.Relay = sendQueuedBefore
 	}
 	if w.plainID {
 		s.Variant = func(m outbox.Mailer) lab.Variant {
@@ -164,6 +186,85 @@ func (p plainMailer) Send(ctx context.Context, m outbox.Message) error {
 	return p.Mailer.Send(ctx, m)
 }
 
+// stamping is the reference handler, its outbox row stamped with the time
+// it was queued, in UTC.
+type stamping struct{ db *sql.DB }
+
+func (h stamping) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) {
+	if err := e.Validate(); err != nil {
+		return 0, err
+	}
+	classify := func(err error) error {
+		if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			err = fmt.Errorf("%w: %w", ctx.Err(), err)
+		}
+		return lab.Classify(err)
+	}
+	tx, err := h.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, lab.Classify(err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `INSERT INTO inbox (source, event_id, account_id, amount) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (source, event_id) DO NOTHING`, e.Source, e.EventID, e.AccountID, e.Amount)
+	if err != nil {
+		return 0, classify(err)
+	}
+	inserted, err := res.RowsAffected()
+	if err != nil {
+		return 0, err
+	}
+	outcome := lab.Applied
+	if inserted == 1 {
+		res, err := tx.ExecContext(ctx, `UPDATE accounts SET balance = balance + $1 WHERE id = $2`, e.Amount, e.AccountID)
+		if err != nil {
+			return 0, classify(err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return 0, fmt.Errorf("%w: crediting account %d changed no row", lab.ErrUnknownAccount, e.AccountID)
+		}
+		m := solution.Receipt(e)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox (id, body, queued_at) VALUES ($1, $2, $3)`,
+			m.ID, m.Body, time.Now().UTC().Format(time.DateTime)); err != nil {
+			return 0, classify(err)
+		}
+	} else {
+		var account, amount int64
+		if err := tx.QueryRowContext(ctx, `SELECT account_id, amount FROM inbox WHERE source = $1 AND event_id = $2`,
+			e.Source, e.EventID).Scan(&account, &amount); err != nil {
+			return 0, classify(err)
+		}
+		if account != e.AccountID || amount != e.Amount {
+			return 0, fmt.Errorf("%w: %s was applied with account=%d amount=%d", lab.ErrPayloadConflict, e.Key(), account, amount)
+		}
+		outcome = lab.Duplicate
+	}
+	if err := classify(tx.Commit()); err != nil {
+		return 0, err
+	}
+	return outcome, nil
+}
+
+// sendQueuedBefore sends the unsent messages queued before the run began,
+// oldest first, and marks each one sent once the mailer took it; the
+// run's start is time.Now() formatted as it comes, in the process's zone.
+func sendQueuedBefore(ctx context.Context, db *sql.DB, mailer outbox.Mailer) error {
+	began := time.Now().Format(time.DateTime)
+	pending, err := unsent(ctx, db, `SELECT id, body FROM outbox WHERE sent = 0 AND queued_at <= $1 ORDER BY queued_at, rowid`, began)
+	if err != nil {
+		return err
+	}
+	for _, m := range pending {
+		if err := mailer.Send(ctx, m); err != nil {
+			return fmt.Errorf("sending %s: %w", m.ID, err)
+		}
+		if _, err := db.ExecContext(ctx, `UPDATE outbox SET sent = 1 WHERE id = $1`, m.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // markThenSend marks each waiting message sent, and then sends it.
 func markThenSend(ctx context.Context, db *sql.DB, mailer outbox.Mailer) error {
 	rows, err := db.QueryContext(ctx, `SELECT id, body FROM outbox WHERE sent = 0 ORDER BY rowid`)
@@ -230,8 +331,8 @@ func claimThenSend(ctx context.Context, db *sql.DB, mailer outbox.Mailer) error 
 }
 
 // unsent reads the messages query returns.
-func unsent(ctx context.Context, db *sql.DB, query string) ([]outbox.Message, error) {
-	rows, err := db.QueryContext(ctx, query)
+func unsent(ctx context.Context, db *sql.DB, query string, args ...any) ([]outbox.Message, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}

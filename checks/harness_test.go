@@ -230,17 +230,23 @@ func RenderNeutrals(subject string, neutrals []string) string {
 }
 
 // Scenario runs sc against v, held to the correct standard, unless the
-// check is done, and records the failure with its transcript. It reports
-// whether sc broke nothing: it held, did not run, or could not judge the
-// handler. A cell that could not judge it (report.Cell.Neutral: a fault
-// the scenario injects never fired, because the handler runs no such
-// statement) is not a failure of the student's fix, and no proof of it
-// either: the scenario's question was not asked. Neutrals lists them, and
-// Check says so.
+// check is done (or skips it: see Skips), and records the failure with its
+// transcript. It reports whether sc broke nothing: it held, did not run, or
+// could not judge the handler. A cell that could not judge it
+// (report.Cell.Neutral: a fault the scenario injects never fired, because
+// the handler runs no such statement) is not a failure of the student's
+// fix, and no proof of it either: the scenario's question was not asked.
+// Neutrals lists them, and Check says so.
 func (c *Checker) Scenario(sc labtest.Scenario, v lab.Variant) bool {
-	if c.Done() {
+	if c.Done() || c.Skips() {
 		return true
 	}
+	return c.scenario(sc, v)
+}
+
+// scenario runs sc against v, or takes the cell another check ran (see
+// VerifyAll), and records it.
+func (c *Checker) scenario(sc labtest.Scenario, v lab.Variant) bool {
 	useLabDefaults()
 	cell, ok := c.ranBefore[[2]string{sc.Name, v.Name}]
 	if !ok {
@@ -249,6 +255,12 @@ func (c *Checker) Scenario(sc labtest.Scenario, v lab.Variant) bool {
 			c.ranBefore[[2]string{sc.Name, v.Name}] = cell
 		}
 	}
+	return c.record(sc, v, cell)
+}
+
+// record records cell, sc's verdict on v, and reports whether sc broke
+// nothing.
+func (c *Checker) record(sc labtest.Scenario, v lab.Variant, cell *report.Cell) bool {
 	c.ran = append(c.ran, ranCell{sc, v, cell})
 	if cell.IsNeutral() {
 		c.neutral = append(c.neutral, sc.Name+": "+cell.Neutral)

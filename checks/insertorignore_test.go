@@ -16,7 +16,9 @@ package checks
 //     refuses, just past each limit; credits the balance's cap refuses;
 //   - concurrency, pool shape, faults and crashes as every ledger
 //     property's;
-//   - time: the handler is given none;
+//   - time: the handler is given none; if it reads time.Now (or SQLite's
+//     localtime), it reads it in the process's time zone, a sixth of the
+//     stories in each of six zones (see Search);
 //   - the model: a row the schema refuses is an error of its kind (invalid
 //     event; unknown account for a missing account on a row the INSERT
 //     would add), and nothing is written.

@@ -16,7 +16,9 @@ package checks
 //     value the schema refuses, so that the credit or the row fails after
 //     the other ran;
 //   - concurrency and pool shape as every ledger property's;
-//   - time: the handler is given none;
+//   - time: the handler is given none; if it reads time.Now (or SQLite's
+//     localtime), it reads it in the process's time zone, a sixth of the
+//     stories in each of six zones (see Search);
 //   - the model: after any failure the database holds all of the event or
 //     none of it, a success is never answered for work not kept, and the
 //     redelivery finishes the job once.

@@ -23,7 +23,9 @@ package checks
 //     which follows, must then apply the event; new connections opened by
 //     deliveries at once;
 //   - concurrency, faults and crashes as every ledger property's;
-//   - time: an account holds no instant;
+//   - time: an account holds no instant; a handler that reads time.Now (or
+//     SQLite's localtime) reads it in the process's time zone, a sixth of
+//     the stories in each of six zones (see Search);
 //   - the model: no inbox row for an account that does not exist, no
 //     success for a credit that went nowhere.
 var MissingAccount = Repair([]string{"UnknownAccount"}, accountSearch)

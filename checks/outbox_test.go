@@ -140,8 +140,11 @@ func (p *postman) Send(_ context.Context, m outbox.Message) error {
 //     so that a credit commits while a relay works;
 //   - the mail server: a relay's send delivered but its acknowledgement
 //     lost, or refused (not delivered), at any send of a run;
-//   - time: the relay reads no clock (Relay takes none); the bubble's clock
-//     moves by the fractions of a second lock waits take;
+//   - time: neither the handler nor the relay is given a clock; one that
+//     reads time.Now (or SQLite's localtime), to stamp a row or to pick
+//     what to send, reads it in the process's time zone, a sixth of the
+//     stories in each of six zones (see Search); the bubble's clock moves
+//     by the fractions of a second lock waits take;
 //   - the model: after every step no two credits' receipts (the
 //     service's Receipt) share an id, since a mailbox keeps one message per
 //     id, and the mailbox holds only receipts of events credited, each once
@@ -175,7 +178,7 @@ func Outbox(c *Checker, s outbox.Service) {
 			},
 		},
 	}
-	c.Scenario(spec.property(), env.variant(v))
+	c.Search(spec.property(), env.variant(v))
 }
 
 // mailJobs is MailSearch's relay and mail: the exercise's Relay, run as a

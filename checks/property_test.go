@@ -48,6 +48,7 @@ func (spec propertySpec) scenario() labtest.Scenario {
 func (spec propertySpec) run(r *labtest.Run) {
 	rec := &storyRecorder{name: r.TestName(), exercise: spec.exercise, guarantee: spec.name}
 	budget := storyBudget(spec.stories)
+	from, to := storyShare(budget)
 	told, failing := 0, false
 	func() {
 		defer func() {
@@ -59,10 +60,13 @@ func (spec propertySpec) run(r *labtest.Run) {
 			// Once a story has broken the property, every replay runs:
 			// rapid is shrinking it. Before, the budget ends the search
 			// (a check's runs past it pass without a story).
-			if !failing && told >= budget {
+			if !failing && told >= to {
 				return
 			}
 			told++
+			if !failing && told <= from {
+				return // another share's story, told in another zone (see Search)
+			}
 			defer func() {
 				if p := recover(); p != nil {
 					failing = true
@@ -73,7 +77,7 @@ func (spec propertySpec) run(r *labtest.Run) {
 		})
 	}()
 	if !rec.failed {
-		r.Notef("rapid found no counterexample in %d random stories (-rapid.seed=%s)", min(told, budget), rapidSeed())
+		r.Notef("rapid found no counterexample in %d random stories (-rapid.seed=%s)", max(0, min(told, to)-from), rapidSeed())
 		return
 	}
 	r.Transcript.Note("", rec.evidence(), "")
@@ -171,6 +175,9 @@ func (r *storyRecorder) Errorf(format string, args ...any) {
 // did not), and the story.
 func (r *storyRecorder) evidence() string {
 	replay := "go test ./checks -exercise=" + r.exercise + " -exercise.show=" + r.guarantee
+	if *zoneFlag != "" {
+		replay += " -exercise.zone=" + *zoneFlag
+	}
 	if r.seed != "" {
 		replay += " -rapid.seed=" + r.seed
 	}

@@ -53,13 +53,16 @@ func (c clocked) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) 
 //
 //   - time: the clock starts near a daylight-saving change (New York's and
 //     Berlin's spring and autumn ones of 2026), a year's end or mid-year,
-//     at a whole second or a fraction of one (0.25, 0.5, 0.999 s), in one of
-//     six time zones (UTC, Tokyo +9, Kathmandu +5:45, São Paulo -3, New
+//     at a whole second or a fraction of one (0.25, 0.5, 0.999 s), in one
+//     of six time zones (UTC, Tokyo +9, Kathmandu +5:45, São Paulo -3, New
 //     York and Berlin with daylight saving): every instant the check hands
 //     the handler and Purge is in that zone, as time.Now's would be; the
 //     clock moves by fractions of a second, hours and days around the
 //     redelivery window; a purge runs at an event's window's end, a
-//     fraction of a second, a second and an hour either side;
+//     fraction of a second, a second and an hour either side; and, apart
+//     from the clock's, the process's time zone, which time.Now, Time.Local
+//     and SQLite's localtime read, a sixth of the stories in each of six
+//     zones (see Search);
 //   - data, concurrency, pool shape and faults as every ledger property's,
 //     with purges among the deliveries: two purges at once, a purge while
 //     events are delivered and redelivered, a purge with an error or killed
@@ -71,9 +74,9 @@ func (c clocked) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) 
 //     seconds); the rows deleted are the ones the purges say they deleted;
 //     the provider redelivers an event only within its window.
 //
-// The check sets no process-wide time zone (time.Local): the checks run in
-// parallel, and the zone reaches the handler through the instants it is
-// given.
+// No story sets the process's time zone (time.Local), which the checks
+// running in parallel share: the clock's zone reaches the handler through
+// the instants it is given, and the process's is its share's (see Search).
 func Retention(c *Checker, s retention.Service) {
 	now := t0
 	c.Scenario(purgeBoundaries(s, &now), retentionAt(s, func() time.Time { return now }))
@@ -92,7 +95,7 @@ func Retention(c *Checker, s retention.Service) {
 		hooks: ledgerHooks{begin: pj.begin, finish: pj.finish,
 			settleJobs: func(lm *ledgerMachine, jobs []labtest.Answer) jobSettler { return pj.runOf(lm, jobs) }},
 	}
-	c.Scenario(spec.property(), env.variant(retentionVariant(s)))
+	c.Search(spec.property(), env.variant(retentionVariant(s)))
 }
 
 // redeliveryWindow is how long after an event's first delivery the

@@ -22,7 +22,9 @@ import (
 //   - concurrency: twins, repeats and new events of two or three sessions
 //     interleaved at every statement;
 //   - pool shape, faults and crashes as every ledger property's;
-//   - time: the key holds no instant;
+//   - time: the key holds no instant; a handler that reads time.Now (or
+//     SQLite's localtime) reads it in the process's time zone, a sixth of
+//     the stories in each of six zones (see Search);
 //   - the model: an event is its (source, event id), byte for byte.
 var SourceScope = Repair([]string{"SourceScope", "Duplicate", "PayloadConflict"}, keySearch, SecondSourceRepeat)
 
