@@ -47,16 +47,16 @@ func FaultSweep(r *labtest.Run) {
 				}
 			}
 		}
-		if _, pg := r.Postgres(); pg {
-			continue // a full disk is SQLite's max_page_count; PostgreSQL has no per-connection cap
+		if _, server := r.Server(); server {
+			continue // a full disk is SQLite's max_page_count; a server has no per-connection cap
 		}
 		cases++
 		try(j.name+", full disk", func(c *labtest.Run) { fullDisk(c, j.open(c)) })
 	}
 	if broken == 0 {
 		where := "in both journal modes"
-		if _, pg := r.Postgres(); pg {
-			where = "on PostgreSQL (no full disk there)"
+		if _, server := r.Server(); server {
+			where = "on a server (no full disk there)"
 		}
 		r.Notef("%d fault cases %s: each left nothing or everything, and the redelivery finished the job once", cases, where)
 	}
@@ -73,12 +73,12 @@ var journals = []struct {
 }
 
 // journalsOf returns the journal modes to try for r: SQLite's two, or
-// PostgreSQL's one write-ahead log.
+// a server's one write-ahead log.
 func journalsOf(r *labtest.Run) []struct {
 	name string
 	open func(c *labtest.Run) *labtest.DB
 } {
-	if _, pg := r.Postgres(); pg {
+	if _, server := r.Server(); server {
 		return journals[:1:1]
 	}
 	return journals

@@ -333,7 +333,7 @@ var kitError = regexp.MustCompile(`^error: ERROR: (.*) \(SQLSTATE (\w+)\)$`)
 func runKit(t *testing.T, c isoCase, srv *labtest.Server, level lab.Isolation, perm []string, check string) (got isoRun) {
 	t.Helper()
 	plan := kitSchedule(perm, check)
-	r := labtest.NewPostgresRun(t, c.variant, srv, level)
+	r := labtest.NewServerRun(t, c.variant, srv, labtest.Level{Isolation: level})
 	db := r.OpenScheduled()
 	for _, f := range c.faults {
 		db.Inject(f)

@@ -378,8 +378,8 @@ func TestPostgresAbortRace(t *testing.T) {
 	const why = "the fault 'before the COMMIT of session A' never fired: session A ran no such statement; it answered duplicate"
 	for _, level := range []lab.Isolation{lab.RepeatableRead, lab.Serializable} {
 		t.Run(levelSlug(level), func(t *testing.T) {
-			cell := labtest.RunPostgresCell(t, sc, serialasduplicate.Variant, srv, level)
-			wantMark(t, "RunPostgresCell(AbortRace, serialasduplicate)", cell, report.Pass)
+			cell := labtest.RunServerCell(t, sc, serialasduplicate.Variant, srv, labtest.Level{Isolation: level})
+			wantMark(t, "RunServerCell(AbortRace, serialasduplicate)", cell, report.Pass)
 			neutral := 0
 			for _, p := range cell.Permutations {
 				switch p.Mark() {
@@ -398,10 +398,10 @@ func TestPostgresAbortRace(t *testing.T) {
 					neutral, len(cell.Permutations))
 			}
 			if !strings.Contains(cell.Detail, fmt.Sprintf("%d of %d cases could not judge the handler", neutral, len(cell.Permutations))) {
-				t.Errorf("RunPostgresCell(AbortRace, serialasduplicate).Detail = %q, want it to count the %d neutral interleavings", cell.Detail, neutral)
+				t.Errorf("RunServerCell(AbortRace, serialasduplicate).Detail = %q, want it to count the %d neutral interleavings", cell.Detail, neutral)
 			}
-			right := labtest.RunPostgresCell(t, sc, correct.Variant, srv, level)
-			wantMark(t, "RunPostgresCell(AbortRace, correct)", right, report.Pass)
+			right := labtest.RunServerCell(t, sc, correct.Variant, srv, labtest.Level{Isolation: level})
+			wantMark(t, "RunServerCell(AbortRace, correct)", right, report.Pass)
 			for _, p := range right.Permutations {
 				if p.Mark() != report.Pass {
 					t.Errorf("AbortRace × correct, %s = %s (%s %s), want %s: it reaches its COMMIT", p.Schedule, p.Mark(), p.Neutral, p.Failures, report.Pass)

@@ -520,7 +520,7 @@ func (lm *ledgerMachine) Refused(t *rapid.T) {
 // busy timeout; here that would only cost time).
 func (lm *ledgerMachine) Locked(t *rapid.T) {
 	e := lm.newOrKnown(t)
-	if _, pg := lm.c.Postgres(); pg {
+	if _, server := lm.c.Server(); server {
 		lm.lockedPostgres(t, e)
 		return
 	}

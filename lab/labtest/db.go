@@ -41,7 +41,7 @@ type DB struct {
 	wal     bool
 	proc    lab.Processor
 	initial map[int64]int64 // balances as seeded
-	pg      *pgDB           // nil on SQLite
+	pg      *serverDB       // on a server (PostgreSQL or MariaDB); nil on SQLite
 
 	mu      sync.Mutex
 	steps   map[string]int // statements so far, per session
@@ -118,12 +118,9 @@ func (r *Run) openMode(wal, untimed bool, accounts []Account) *DB {
 	}
 	if r.pg != nil {
 		if wal {
-			r.tb.Fatalf("OpenWAL: write-ahead-log mode is SQLite's; PostgreSQL always logs ahead")
+			r.tb.Fatalf("OpenWAL: write-ahead-log mode is SQLite's; a server always logs ahead")
 		}
-		if r.pg.srv.mariadb {
-			return r.openMariaDB(accounts, untimed)
-		}
-		return r.openPostgres(accounts, untimed)
+		return r.openServer(accounts, untimed)
 	}
 	r.dbs++
 	path := filepath.Join(r.tempDir(), fmt.Sprintf("lab%d.db", r.dbs))
@@ -250,7 +247,7 @@ func beginStatement(dsn string) string {
 // Close closes the database. Run.Close calls it after the invariants.
 func (db *DB) close() error {
 	if db.pg != nil {
-		return db.run.closePostgres(db)
+		return db.run.closeServer(db)
 	}
 	defer db.labCancel()
 	return errors.Join(db.sql.Close(), db.own.Close())

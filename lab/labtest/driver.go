@@ -50,8 +50,8 @@ type stepper interface {
 type connector struct {
 	base  driver.Connector
 	hooks stepper
-	begin string // what BEGIN looks like on this DSN, for transcripts
-	pg    *pgDB  // PostgreSQL: where to record each connection's server process
+	begin string    // what BEGIN looks like on this DSN, for transcripts
+	pg    *serverDB // on a server: where to record each connection's session
 }
 
 // Connect implements driver.Connector.
@@ -62,7 +62,7 @@ func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
 	}
 	cn := &conn{base: base, c: c}
 	if c.pg != nil {
-		cn.pid = pidOf(base)
+		cn.pid = c.pg.srv.engine.pid(base)
 		c.pg.connected(cn.pid)
 	}
 	return cn, nil

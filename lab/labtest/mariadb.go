@@ -15,21 +15,19 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"idemlab/lab"
-	"idemlab/lab/report"
 )
 
-// This file is the engine's MariaDB (InnoDB) backend. It is PostgreSQL's
-// (postgres.go) with three differences, and shares the rest: the same
-// pgTarget and pgDB, the same hooking connector (over go-sql-driver/mysql's
-// connector), the same real-time scheduler.
+// This file is the engine's MariaDB (InnoDB) backend (see server.go for
+// what it shares with PostgreSQL's). It differs from PostgreSQL's in three
+// ways:
 //
 //   - A database per DB. MariaDB has no schemas inside a database (a
 //     schema is a database), so each DB the run opens is a database of its
 //     own, idemlab_<pid>_<n>_<k>, created on the control connection and
 //     dropped when the root run closes; a child run's database is kept and
-//     reseeded for the next child, as on PostgreSQL.
+//     reseeded for the next child, and emptied by TRUNCATE TABLE (reseed).
 //   - A session is its connection's CONNECTION_ID(), asked of each new
-//     connection by the hooking connector (pidOf).
+//     connection by the hooking connector (connectionID).
 //   - A wait is seen in SHOW ENGINE INNODB STATUS (waitsMariaDB): the block
 //     of the transaction whose "MariaDB thread id" is the session's says
 //     "LOCK WAIT". information_schema.INNODB_TRX and INNODB_LOCK_WAITS name
@@ -59,10 +57,13 @@ const EnvMariaDB = "IDEMLAB_MARIADB"
 // largest the server takes, in seconds (about three years).
 const untimedLockWait = "100000000"
 
-// ConnectMariaDB connects to the server that IDEMLAB_MARIADB names. It
+// mariadbEngine is the engine of a MariaDB server.
+type mariadbEngine struct{}
+
+// connectMariaDB connects to the server that IDEMLAB_MARIADB names. It
 // returns nil and the reason when the variable is not set. The databases
 // the runs open on it are named after the returned Server's name.
-func ConnectMariaDB() (*Server, string, error) {
+func connectMariaDB() (*Server, string, error) {
 	dsn := os.Getenv(EnvMariaDB)
 	if dsn == "" {
 		return nil, EnvMariaDB + ` is not set: eval "$(.ci/mariadb-start)" to run the MariaDB suite`, nil
@@ -88,33 +89,21 @@ func ConnectMariaDB() (*Server, string, error) {
 		return nil, "", fmt.Errorf("connecting to %s=%s: %w", EnvMariaDB, dsn, err)
 	}
 	name := fmt.Sprintf("idemlab_%d_%d", os.Getpid(), time.Now().UnixNano()%1_000_000)
-	return &Server{admin: control, control: control, url: cfg.FormatDSN(), name: name, mariadb: true}, "", nil
+	return &Server{admin: control, control: control, url: cfg.FormatDSN(), name: name, engine: mariadbEngine{}}, "", nil
 }
 
-// NeedMariaDB is ConnectMariaDB for a test: it skips the test with the one
+// NeedMariaDB is connectMariaDB for a test: it skips the test with the one
 // line that says how to run it when IDEMLAB_MARIADB is not set, fails it
 // when the server cannot be reached, and drops what the test left on the
 // server when it ends.
 func NeedMariaDB(tb testing.TB) *Server {
 	tb.Helper()
-	srv, why, err := ConnectMariaDB()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if srv == nil {
-		tb.Skip(why)
-	}
-	tb.Cleanup(func() {
-		if err := srv.Close(); err != nil {
-			tb.Errorf("dropping the test's databases: %v", err)
-		}
-	})
-	return srv
+	return need(tb, connectMariaDB)
 }
 
-// closeMariaDB drops every database the runs on s left (a failed test
-// leaves its own), and closes the control connection.
-func (s *Server) closeMariaDB() error {
+// close drops every database the runs on s left (a failed test leaves its
+// own), and closes the control connection.
+func (mariadbEngine) close(s *Server) error {
 	rows, err := s.control.Query(`SELECT schema_name FROM information_schema.schemata WHERE schema_name LIKE ?`,
 		strings.ReplaceAll(s.name, "_", `\_`)+`\_%`)
 	var names []string
@@ -133,156 +122,77 @@ func (s *Server) closeMariaDB() error {
 	return errors.Join(err, s.control.Close())
 }
 
-// NewMariaDBRun starts a run of v on srv at the given isolation level.
-func NewMariaDBRun(tb testing.TB, v lab.Variant, srv *Server, level lab.Isolation) *Run {
-	r := NewRun(tb, v)
-	r.pg = &pgTarget{srv: srv, level: level, free: map[string][]*DB{}, root: r}
-	return r
+func (mariadbEngine) versionQuery() string { return "SELECT VERSION()" }
+
+func (mariadbEngine) setting(level Level) string {
+	return "MariaDB, tx_isolation = " + strings.ToUpper(strings.ReplaceAll(string(level.Isolation), " ", "-"))
 }
 
-// MariaDB reports whether r runs on MariaDB, and at which level. (A run on
-// MariaDB is a run on a server: Postgres reports the same level, so that
-// the scenarios leave out what only SQLite has.)
-func (r *Run) MariaDB() (lab.Isolation, bool) {
-	if r.pg == nil || !r.pg.srv.mariadb {
-		return "", false
-	}
-	return r.pg.level, true
-}
-
-// MariaDBBackend names a MariaDB matrix in reports: "MariaDB READ
-// COMMITTED".
-func MariaDBBackend(level lab.Isolation) string { return "MariaDB " + strings.ToUpper(string(level)) }
-
-// RunMariaDBCell runs scenario sc against variant v on srv at level, in
-// real time, and returns the verdict with its evidence, like
-// RunPostgresCell. A variant without a MariaDB description is not run: the
-// cell is nil.
-func RunMariaDBCell(t *testing.T, sc Scenario, v lab.Variant, srv *Server, level lab.Isolation) *report.Cell {
+func (mariadbEngine) form(v lab.Variant) (form, bool) {
 	if v.MariaDB == nil {
-		return nil
+		return form{}, false
 	}
-	r := NewMariaDBRun(t, v, srv, level)
-	t.Cleanup(func() {
-		for _, db := range r.opened {
-			db.closeReally()
-		}
-		r.closeKept()
-	})
-	r.Transcript.Note("", "MariaDB, tx_isolation = "+strings.ToUpper(strings.ReplaceAll(string(level), " ", "-")), "")
-	sc.Run(r)
-	r.Close()
-	return &report.Cell{
-		Pass:         !r.Failed(),
-		Neutral:      r.Neutral(),
-		Detail:       r.Detail(),
-		Failures:     r.Failures(),
-		Where:        r.Where(),
-		ByLab:        r.ByLab(),
-		Lines:        r.Transcript.Lines(),
-		Transcript:   r.Transcript.String(),
-		Permutations: r.Permutations,
-	}
+	return form{schema: v.MariaDB.Schema, dsn: v.MariaDB.DSN, new: v.MariaDB.New}, true
 }
 
-// openMariaDB creates a database for a new DB, with the variant's MariaDB
-// schema and the accounts, and opens the variant's pool on it; or reuses
-// one a child run closed, as openPostgres does.
-func (r *Run) openMariaDB(accounts []Account, untimed bool) *DB {
-	r.tb.Helper()
-	seed := fmt.Sprint(untimed, accounts)
-	r.pg.mu.Lock()
-	var reuse *DB
-	if free := r.pg.free[seed]; len(free) > 0 {
-		reuse = free[len(free)-1]
-		r.pg.free[seed] = free[:len(free)-1]
-	}
-	r.pg.mu.Unlock()
-	if reuse != nil {
-		reuse.reseedMariaDB(r, accounts)
-		r.opened = append(r.opened, reuse)
-		return reuse
-	}
-	srv := r.pg.srv
-	name := fmt.Sprintf("%s_%d", srv.name, srv.schemas.Add(1))
-	if err := setupMariaDB(srv, name, r.Variant.MariaDB.Schema, accounts); err != nil {
-		r.tb.Fatalf("setting up database %s for %s: %v", name, r.Variant.Name, err)
-	}
+func (mariadbEngine) namespace(srv *Server, n int64) (string, string) {
+	ns := fmt.Sprintf("%s_%d", srv.name, n)
+	return ns, ns
+}
+
+// dsn is the variant's DSN on database ns, and when untimed with
+// innodb_lock_wait_timeout at its maximum and max_statement_time 0.
+func (mariadbEngine) dsn(srv *Server, ns string, f form, level Level, untimed bool) (string, error) {
 	cfg, err := mysql.ParseDSN(srv.url)
 	if err != nil {
-		r.tb.Fatalf("%v", err)
+		return "", err
 	}
-	cfg.DBName = name
+	cfg.DBName = ns
 	delete(cfg.Params, "tx_isolation") // the control connection's; the variant sets its own
-	dsn := r.Variant.MariaDB.DSN(cfg.FormatDSN(), r.pg.level)
-	cfg, err = mysql.ParseDSN(dsn)
-	if err != nil {
-		r.tb.Fatalf("the DSN of %s on MariaDB, %q: %v", r.Variant.Name, dsn, err)
+	dsn := f.dsn(cfg.FormatDSN(), level.Isolation)
+	if !untimed {
+		return dsn, nil
 	}
-	if untimed {
-		if cfg.Params == nil {
-			cfg.Params = map[string]string{}
-		}
-		cfg.Params["innodb_lock_wait_timeout"] = untimedLockWait
-		cfg.Params["max_statement_time"] = "0"
-		dsn = cfg.FormatDSN()
+	if cfg, err = mysql.ParseDSN(dsn); err != nil {
+		return "", fmt.Errorf("%q: %w", dsn, err)
 	}
-	db := &DB{
-		Path:    name,
-		run:     r,
-		dsn:     dsn,
-		initial: map[int64]int64{},
-		steps:   map[string]int{},
-		txs:     map[string][]*openTx{},
-		busy:    map[string]int{},
-		cancels: map[string]context.CancelFunc{},
-		blinded: map[string]bool{},
-		pg:      &pgDB{srv: srv, schema: name, seed: seed, untimed: untimed},
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
 	}
-	db.txEnded.L = &db.mu
-	db.labCtx, db.labCancel = context.WithCancel(context.Background())
-	db.labCtx.Done()
-	r.cell.register(db)
-	// The lab's snapshot of the tables, in MariaDB's dialect (CAST AS
-	// SIGNED: MariaDB has no CAST AS BIGINT), on the control connection.
-	db.snap, err = srv.control.PrepareContext(db.labCtx, `SELECT 0, id, CAST(balance AS SIGNED), '', '', 0 FROM `+name+`.accounts
-		UNION ALL
-		SELECT 1, 0, CAST(amount AS SIGNED), coalesce(source, '(NULL)'), coalesce(event_id, '(NULL)'),
-			coalesce(account_id, 0) FROM `+name+`.inbox`)
-	if err != nil {
-		r.tb.Fatalf("reading accounts and inbox: %v", err)
-	}
-	base, err := mysql.NewConnector(cfg)
-	if err != nil {
-		r.tb.Fatalf("mysql.NewConnector(%q): %v", dsn, err)
-	}
-	db.sql = sql.OpenDB(&connector{base: base, hooks: db, begin: "BEGIN", pg: db.pg})
-	db.own = db.sql
-	new := r.Variant.New
-	if r.Variant.MariaDB.New != nil {
-		new = r.Variant.MariaDB.New
-	}
-	db.proc = new(db.sql)
-	for _, a := range accounts {
-		db.initial[a.ID] = a.Balance
-	}
-	r.opened = append(r.opened, db)
-	return db
+	cfg.Params["innodb_lock_wait_timeout"] = untimedLockWait
+	cfg.Params["max_statement_time"] = "0"
+	return cfg.FormatDSN(), nil
 }
 
-// setupMariaDB creates database name and, in it, the tables and accounts,
-// as a migration would before the service starts.
-func setupMariaDB(srv *Server, name string, schema []string, accounts []Account) error {
+func (mariadbEngine) connector(dsn string) (driver.Connector, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return mysql.NewConnector(cfg)
+}
+
+// snapshot is the lab's snapshot in MariaDB's dialect: CAST AS SIGNED,
+// since MariaDB has no CAST AS BIGINT.
+func (mariadbEngine) snapshot(ns string) string {
+	return `SELECT 0, id, CAST(balance AS SIGNED), '', '', 0 FROM ` + ns + `.accounts
+		UNION ALL
+		SELECT 1, 0, CAST(amount AS SIGNED), coalesce(source, '(NULL)'), coalesce(event_id, '(NULL)'),
+			coalesce(account_id, 0) FROM ` + ns + `.inbox`
+}
+
+// create makes database ns and, in it, the tables and accounts.
+func (mariadbEngine) create(srv *Server, ns string, schema []string, accounts []Account) error {
 	ctx := context.Background()
 	c, err := srv.control.Conn(ctx)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if _, err := c.ExecContext(ctx, "CREATE DATABASE "+name+" CHARACTER SET utf8mb4"); err != nil {
+	if _, err := c.ExecContext(ctx, "CREATE DATABASE "+ns+" CHARACTER SET utf8mb4"); err != nil {
 		return err
 	}
-	if _, err := c.ExecContext(ctx, "USE "+name); err != nil {
+	if _, err := c.ExecContext(ctx, "USE "+ns); err != nil {
 		return err
 	}
 	for _, st := range schema {
@@ -298,13 +208,9 @@ func setupMariaDB(srv *Server, name string, schema []string, accounts []Account)
 	return nil
 }
 
-// reseedMariaDB is reseed on MariaDB: the tables emptied and the accounts
-// written again on the control connection, and the DB given to run r as
-// if it were new.
-//
-// The tables are emptied with TRUNCATE TABLE, which makes each table anew,
-// and not with DELETE, which leaves its rows delete-marked in the indexes
-// until InnoDB's purge thread removes them, at its own pace. A
+// reseed empties the tables with TRUNCATE TABLE, which makes each table
+// anew, and not with DELETE, which leaves its rows delete-marked in the
+// indexes until InnoDB's purge thread removes them, at its own pace. A
 // delete-marked row is still a record that an INSERT's locks meet, so the
 // locks a delivery takes, and which of two deadlocked transactions InnoDB
 // rolls back, likely depend on how far purge has got: emptied by DELETE,
@@ -312,39 +218,50 @@ func setupMariaDB(srv *Server, name string, schema []string, accounts []Account)
 // cells (8 runs of three levels), with InnoDB rolling back the transaction
 // that did not close the cycle; in a new database each time, and emptied
 // by TRUNCATE, in none of 24.
-func (db *DB) reseedMariaDB(r *Run, accounts []Account) {
-	db.releaseStalls()
+func (mariadbEngine) reseed(srv *Server, ns string, accounts []Account) error {
 	ctx := context.Background()
-	name := db.pg.schema
-	c, err := db.pg.srv.control.Conn(ctx)
+	c, err := srv.control.Conn(ctx)
 	if err != nil {
-		r.tb.Fatalf("emptying %s: %v", db.Path, err)
+		return err
 	}
 	defer c.Close()
 	// foreign_key_checks = 0: TRUNCATE refuses a table another table's
 	// foreign key refers to (accounts), even an empty one.
-	for _, st := range []string{`SET foreign_key_checks = 0`, `TRUNCATE TABLE ` + name + `.inbox`,
-		`TRUNCATE TABLE ` + name + `.accounts`, `SET foreign_key_checks = 1`} {
+	for _, st := range []string{`SET foreign_key_checks = 0`, `TRUNCATE TABLE ` + ns + `.inbox`,
+		`TRUNCATE TABLE ` + ns + `.accounts`, `SET foreign_key_checks = 1`} {
 		if _, err := c.ExecContext(ctx, st); err != nil {
-			r.tb.Fatalf("emptying %s: %s: %v", db.Path, st, err)
+			return fmt.Errorf("emptying: %s: %w", st, err)
 		}
 	}
 	for _, a := range accounts {
-		if _, err := c.ExecContext(ctx, `INSERT INTO `+name+`.accounts (id, balance) VALUES (?, ?)`, a.ID, a.Balance); err != nil {
-			r.tb.Fatalf("account %d: %v", a.ID, err)
+		if _, err := c.ExecContext(ctx, `INSERT INTO `+ns+`.accounts (id, balance) VALUES (?, ?)`, a.ID, a.Balance); err != nil {
+			return fmt.Errorf("account %d: %w", a.ID, err)
 		}
 	}
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	db.run = r
-	db.initial = map[int64]int64{}
-	for _, a := range accounts {
-		db.initial[a.ID] = a.Balance
-	}
-	db.faults, db.pages, db.answers, db.sched = nil, 0, nil, nil
-	clear(db.steps)
-	clear(db.blinded)
+	return nil
 }
+
+func (mariadbEngine) drop(srv *Server, ns string) error {
+	_, err := srv.control.Exec("DROP DATABASE IF EXISTS " + ns)
+	return err
+}
+
+func (mariadbEngine) pid(c driver.Conn) uint32 { return connectionID(c) }
+
+// blocked asks SHOW ENGINE INNODB STATUS (waitsMariaDB), which does not
+// name the holder: among is not needed, since within the DB's own database
+// no connection but the run's holds locks.
+func (mariadbEngine) blocked(ctl *sql.DB, pid int64, _ []int64) (bool, error) {
+	return waitsMariaDB(ctl, pid)
+}
+
+// interference: nothing of MariaDB's shared state is known to change its
+// answers on a repeated schedule (the purge finding is the lab's own,
+// answered by reseed).
+func (mariadbEngine) interference(*Server, bool) string { return "" }
+
+// starved: MariaDB's refusals for lack of resources are not classified yet.
+func (mariadbEngine) starved(error) (string, string) { return "", "" }
 
 // connectionID returns the server's id of a MariaDB connection,
 // CONNECTION_ID(), the "MariaDB thread id" of SHOW ENGINE INNODB STATUS;

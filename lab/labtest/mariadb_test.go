@@ -60,7 +60,7 @@ func TestMariaDBWaitDetector(t *testing.T) {
 	srv := NeedMariaDB(t)
 	ctx := context.Background()
 	name := srv.name + "_detector"
-	if err := setupMariaDB(srv, name, []string{`CREATE TABLE t (id BIGINT PRIMARY KEY, v BIGINT) ENGINE=InnoDB`}, nil); err != nil {
+	if err := (mariadbEngine{}).create(srv, name, []string{`CREATE TABLE t (id BIGINT PRIMARY KEY, v BIGINT) ENGINE=InnoDB`}, nil); err != nil {
 		t.Fatal(err)
 	}
 	conn := func() (*sql.Conn, int64) {
@@ -129,7 +129,7 @@ func TestMariaDBWaitDetector(t *testing.T) {
 func TestSettleRealLooksAgain(t *testing.T) {
 	a := &session{name: "A", release: make(chan struct{}, 1), waiting: true, pid: 1}
 	b := &session{name: "B", release: make(chan struct{}, 1), waiting: true, pid: 2}
-	pg := &pgDB{}
+	pg := &serverDB{}
 	sc := &scheduler{db: &DB{pg: pg}, realtime: true, changed: make(chan struct{}, 1), sessions: []*session{a, b}}
 	park := func(s *session, n int) {
 		sc.mu.Lock()

@@ -8,10 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,29 +20,18 @@ import (
 	"idemlab/lab/report"
 )
 
-// This file is the engine's PostgreSQL backend. A Run on PostgreSQL opens
-// each database as a schema of its own in a database the lab created for
-// the test process, connects to it through pgx's database/sql connector
-// wrapped in the same hooking connector as SQLite's, and runs the
-// scheduler in real time.
-//
-// Real time, because a session waiting for a lock on PostgreSQL waits on a
-// network socket, which a synctest bubble does not count as durably
-// blocked. So a scheduled step is complete when its session parks before
-// its next statement, finishes, or is seen waiting for a lock held by
-// another session of the test — seen the way PostgreSQL's isolationtester
-// sees it, by asking the server from a control connection:
+// This file is the engine's PostgreSQL backend (see server.go for what it
+// shares with MariaDB's). Each DB is a schema of its own, lab_<n>, in a
+// database the lab creates for the test process, idemlab_<pid>_<n>,
+// dropped with it. A session waiting for a lock is seen the way
+// PostgreSQL's isolationtester sees it, by asking the server from the
+// control connection:
 //
 //	SELECT EXISTS (SELECT 1 FROM unnest(pg_blocking_pids($1)) p WHERE p = ANY($2))
 //
-// The control connection is polled until one of the three is true: polling
-// detects a state, it never decides one, so no verdict depends on how long
-// anything took. Timeouts are the server's (lock_timeout, statement_timeout,
-// from the variant's DSN), never a cancelled context: pgx answers a
-// cancelled context by closing the connection, which would change what the
-// test observes. A database whose deliveries the scheduler runs is opened
-// without them (OpenScheduled), so that no scheduled wait can end by a
-// timer on a slow machine: it ends when the scheduler steps its holder.
+// The timeouts the variant's DSN sets are lock_timeout and
+// statement_timeout; OpenScheduled sets both to 0, which PostgreSQL reads
+// as no limit.
 
 // EnvPostgres names the environment variable that points the lab at a
 // PostgreSQL server, as a pgx connection string for a database the lab may
@@ -54,16 +40,8 @@ import (
 // tests skip.
 const EnvPostgres = report.EnvPostgres
 
-// Server is the PostgreSQL database the lab works in: created by
-// connectPostgres for this test process, dropped by Close.
-type Server struct {
-	admin   *sql.DB // the server's maintenance database: CREATE and DROP DATABASE
-	control *sql.DB // the lab's database, unhooked: schemas, seeds, the waiting check
-	url     string  // the lab's database
-	name    string
-	schemas atomic.Int64
-	mariadb bool // a MariaDB server (mariadb.go): databases, not schemas
-}
+// postgresEngine is the engine of a PostgreSQL server.
+type postgresEngine struct{}
 
 // connectPostgres connects to the server that IDEMLAB_PG names and creates
 // a database for this process. It returns nil and the reason when the
@@ -99,7 +77,7 @@ func connectPostgres() (*Server, string, error) {
 		admin.Close()
 		return nil, "", err
 	}
-	return &Server{admin: admin, control: control, url: u, name: name}, "", nil
+	return &Server{admin: admin, control: control, url: u, name: name, engine: postgresEngine{}}, "", nil
 }
 
 // NeedPostgres is connectPostgres for a test: it skips the test with the
@@ -108,19 +86,7 @@ func connectPostgres() (*Server, string, error) {
 // the test ends.
 func NeedPostgres(tb testing.TB) *Server {
 	tb.Helper()
-	srv, why, err := connectPostgres()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if srv == nil {
-		tb.Skip(why)
-	}
-	tb.Cleanup(func() {
-		if err := srv.Close(); err != nil {
-			tb.Errorf("dropping the test's database: %v", err)
-		}
-	})
-	return srv
+	return need(tb, connectPostgres)
 }
 
 // withDatabase returns the connection string dsn with its database
@@ -165,226 +131,61 @@ func cfgSSLMode(dsn string) string {
 	return u.Query().Get("sslmode")
 }
 
-// Close drops the lab's database.
-func (s *Server) Close() error {
-	if s.mariadb {
-		return s.closeMariaDB()
-	}
+// close drops the lab's database.
+func (postgresEngine) close(s *Server) error {
 	s.control.Close()
 	_, err := s.admin.Exec("DROP DATABASE IF EXISTS " + s.name + " WITH (FORCE)")
 	return errors.Join(err, s.admin.Close())
 }
 
-// URL returns the connection string of the lab's database, for a process
-// of the test's own (a receiver it starts, say) to connect to. The
-// database is empty until the test creates what it needs in it.
-func (s *Server) URL() string { return s.url }
+func (postgresEngine) versionQuery() string { return "SHOW server_version" }
 
-// Version returns the server's version string.
-func (s *Server) Version() string {
-	var v string
-	query := "SHOW server_version"
-	if s.mariadb {
-		query = "SELECT VERSION()"
-	}
-	if err := s.control.QueryRow(query).Scan(&v); err != nil {
-		return "unknown: " + err.Error()
-	}
-	return v
+func (postgresEngine) setting(level Level) string {
+	return "PostgreSQL, default_transaction_isolation = " + string(level.Isolation)
 }
 
-// pgTarget is where a Run on PostgreSQL opens its databases. A run and
-// its children (one per interleaving, per fault case) share it.
-type pgTarget struct {
-	srv   *Server
-	level lab.Isolation
-
-	mu   sync.Mutex
-	free map[string][]*DB // databases a child closed, by seed, for the next child
-	root *Run             // the run whose Close really closes them
-}
-
-// NewPostgresRun starts a run of v on srv at the given isolation level.
-func NewPostgresRun(tb testing.TB, v lab.Variant, srv *Server, level lab.Isolation) *Run {
-	r := NewRun(tb, v)
-	r.pg = &pgTarget{srv: srv, level: level, free: map[string][]*DB{}, root: r}
-	return r
-}
-
-// Postgres reports whether r runs on PostgreSQL, and at which level.
-func (r *Run) Postgres() (lab.Isolation, bool) {
-	if r.pg == nil {
-		return "", false
-	}
-	return r.pg.level, true
-}
-
-// RunPostgresCell runs scenario sc against variant v on srv at level, in
-// real time (see the top of this file), and returns the verdict with its
-// evidence, like RunCell. A variant without a PostgreSQL description is not
-// run: the cell is nil.
-func RunPostgresCell(t *testing.T, sc Scenario, v lab.Variant, srv *Server, level lab.Isolation) *report.Cell {
+func (postgresEngine) form(v lab.Variant) (form, bool) {
 	if v.Postgres == nil {
-		return nil
+		return form{}, false
 	}
-	r := NewPostgresRun(t, v, srv, level)
-	t.Cleanup(func() {
-		// A lab failure (Fatalf) skips r.Close: the server's connections
-		// must still go back.
-		for _, db := range r.opened {
-			db.closeReally()
-		}
-		r.closeKept()
-	})
-	r.Transcript.Note("", "PostgreSQL, default_transaction_isolation = "+string(level), "")
-	sc.Run(r)
-	r.Close()
-	return &report.Cell{
-		Pass:         !r.Failed(),
-		Neutral:      r.Neutral(),
-		Detail:       r.Detail(),
-		Failures:     r.Failures(),
-		Where:        r.Where(),
-		ByLab:        r.ByLab(),
-		Lines:        r.Transcript.Lines(),
-		Transcript:   r.Transcript.String(),
-		Permutations: r.Permutations,
-	}
+	return form{schema: []string{v.Postgres.Schema}, dsn: v.Postgres.DSN, new: v.Postgres.New}, true
 }
 
-// pgDB is what a DB on PostgreSQL keeps besides the pool: its schema, and
-// the server process ids of its connections, the sessions whose waits the
-// scheduler looks for.
-type pgDB struct {
-	srv    *Server
-	schema string
-	seed   string // the accounts it was set up with, and untimed
-	// untimed: opened by OpenScheduled, without the variant's lock_timeout
-	// and statement_timeout
-	untimed bool
-	mu      sync.Mutex
-	pids    []uint32
-	// starvedOnce: starved has reported this database
-	starvedOnce bool
-	// script, when set, answers for the server as the wait detector: a
-	// test's server whose answers come in an order of its choosing.
-	script func(pid uint32) (bool, error)
+func (postgresEngine) namespace(srv *Server, n int64) (string, string) {
+	ns := fmt.Sprintf("lab_%d", n)
+	return ns, srv.name + "." + ns
 }
 
-// connected records a new connection's server process.
-func (p *pgDB) connected(pid uint32) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.pids = append(p.pids, pid)
-}
-
-// blocked reports whether the server process pid waits for a lock that
-// one of the database's other connections holds.
-func (p *pgDB) blocked(pid uint32) (bool, error) {
-	p.mu.Lock()
-	pids := make([]int64, len(p.pids))
-	for i, x := range p.pids {
-		pids[i] = int64(x)
-	}
-	p.mu.Unlock()
-	if p.script != nil {
-		return p.script(pid)
-	}
-	if p.srv.mariadb {
-		return waitsMariaDB(p.srv.control, int64(pid))
-	}
-	return waitsFor(p.srv.control, int64(pid), pids)
-}
-
-// waitsFor is the scheduler's wait detector: it asks the server, on the
-// control connection ctl, whether the server process pid waits for a lock
-// that one of the processes among holds, the way PostgreSQL's
-// isolationtester asks. Every call asks again: a session seen waiting a
-// moment ago may hold its lock now. Only the test's own sessions count: a
-// lock held by another client of the server (autovacuum, a psql, another
-// test) is not a step the scheduler can take, and a session waiting for
-// one is not waiting for the schedule. TestPostgresWaitDetector holds it,
-// and the wrong detectors it must not be, to those three points.
-func waitsFor(ctl *sql.DB, pid int64, among []int64) (bool, error) {
-	var yes bool
-	err := ctl.QueryRow(
-		`SELECT EXISTS (SELECT 1 FROM unnest(pg_blocking_pids($1)) p WHERE p = ANY($2))`,
-		pid, among).Scan(&yes)
-	return yes, err
-}
-
-// openPostgres creates a schema for a new database, with the variant's
-// PostgreSQL schema and the accounts, and opens the variant's pool on it.
-//
-// Enumerating interleavings opens a database per interleaving; setting one
-// up costs more than running it. So a database a child run has closed is
-// kept, with its pool, and the next child that asks for the same seed gets
-// it back emptied and reseeded: the same tables, rows and connection
-// settings as a new one, and nothing left of the last case (the inbox and
-// accounts are rewritten, faults, answers and step counts forgotten).
-func (r *Run) openPostgres(accounts []Account, untimed bool) *DB {
-	r.tb.Helper()
-	seed := fmt.Sprint(untimed, accounts)
-	r.pg.mu.Lock()
-	var reuse *DB
-	if free := r.pg.free[seed]; len(free) > 0 {
-		reuse = free[len(free)-1]
-		r.pg.free[seed] = free[:len(free)-1]
-	}
-	r.pg.mu.Unlock()
-	if reuse != nil {
-		reuse.reseed(r, accounts)
-		r.opened = append(r.opened, reuse)
-		return reuse
-	}
-	srv := r.pg.srv
-	name := fmt.Sprintf("lab_%d", srv.schemas.Add(1))
-	if err := setupPostgres(srv, name, r.Variant.Postgres.Schema, accounts); err != nil {
-		r.tb.Fatalf("setting up schema %s for %s: %v", name, r.Variant.Name, err)
-	}
+// dsn is the variant's DSN on the lab's database with search_path set to
+// ns and, when untimed, without its timeouts (withoutTimeouts).
+func (postgresEngine) dsn(srv *Server, ns string, f form, level Level, untimed bool) (string, error) {
 	u, err := url.Parse(srv.url)
 	if err != nil {
-		r.tb.Fatalf("%v", err)
+		return "", err
 	}
 	q := u.Query()
-	q.Set("search_path", name)
+	q.Set("search_path", ns)
 	u.RawQuery = q.Encode()
-	dsn := r.Variant.Postgres.DSN(u.String(), r.pg.level)
+	dsn := f.dsn(u.String(), level.Isolation)
 	if untimed {
 		dsn = withoutTimeouts(dsn)
 	}
-	db := &DB{
-		Path:    srv.name + "." + name,
-		run:     r,
-		dsn:     dsn,
-		initial: map[int64]int64{},
-		steps:   map[string]int{},
-		txs:     map[string][]*openTx{},
-		busy:    map[string]int{},
-		cancels: map[string]context.CancelFunc{},
-		blinded: map[string]bool{},
-		pg:      &pgDB{srv: srv, schema: name, seed: seed, untimed: untimed},
-	}
-	db.txEnded.L = &db.mu
-	db.labCtx, db.labCancel = context.WithCancel(context.Background())
-	db.labCtx.Done() // made now, inside the cell's bubble (none on PostgreSQL)
-	r.cell.register(db)
+	return dsn, nil
+}
+
+func (postgresEngine) connector(dsn string) (driver.Connector, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		r.tb.Fatalf("pgx.ParseConfig(%q): %v", dsn, err)
+		return nil, err
 	}
-	db.sql = sql.OpenDB(&connector{base: stdlib.GetConnector(*cfg), hooks: db, begin: "BEGIN", pg: db.pg})
-	db.own = db.sql
-	new := r.Variant.New
-	if r.Variant.Postgres.New != nil {
-		new = r.Variant.Postgres.New
-	}
-	db.proc = new(db.sql)
-	for _, a := range accounts {
-		db.initial[a.ID] = a.Balance
-	}
-	r.opened = append(r.opened, db)
-	return db
+	return stdlib.GetConnector(*cfg), nil
+}
+
+func (postgresEngine) snapshot(ns string) string {
+	return `SELECT 0, id, CAST(balance AS BIGINT), '', '', 0 FROM ` + ns + `.accounts
+		UNION ALL
+		SELECT 1, 0, CAST(amount AS BIGINT), coalesce(source, '(NULL)'), coalesce(event_id, '(NULL)'),
+			coalesce(account_id, 0) FROM ` + ns + `.inbox`
 }
 
 // withoutTimeouts returns the variant's connection string dsn with
@@ -404,21 +205,22 @@ func withoutTimeouts(dsn string) string {
 	return u.String()
 }
 
-// setupPostgres creates schema name and, in it, the tables and accounts,
-// as a migration would before the service starts.
-func setupPostgres(srv *Server, name, schema string, accounts []Account) error {
+// create makes schema ns and, in it, the tables and accounts.
+func (postgresEngine) create(srv *Server, ns string, schema []string, accounts []Account) error {
 	ctx := context.Background()
 	c, err := srv.control.Conn(ctx)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if _, err := c.ExecContext(ctx, "CREATE SCHEMA "+name+"; SET search_path = "+name); err != nil {
+	if _, err := c.ExecContext(ctx, "CREATE SCHEMA "+ns+"; SET search_path = "+ns); err != nil {
 		return err
 	}
 	defer c.ExecContext(ctx, "RESET search_path")
-	if _, err := c.ExecContext(ctx, schema); err != nil {
-		return fmt.Errorf("schema: %w", err)
+	for _, st := range schema {
+		if _, err := c.ExecContext(ctx, st); err != nil {
+			return fmt.Errorf("schema: %w", err)
+		}
 	}
 	for _, a := range accounts {
 		if _, err := c.ExecContext(ctx, `INSERT INTO accounts (id, balance) VALUES ($1, $2)`, a.ID, a.Balance); err != nil {
@@ -428,191 +230,52 @@ func setupPostgres(srv *Server, name, schema string, accounts []Account) error {
 	return nil
 }
 
-// reseed gives a kept database to run r as if it were new.
-//
-// It writes on the control connection, at READ COMMITTED, as setupPostgres
-// does: the variant's pool would write at the variant's isolation level,
-// and at SERIALIZABLE take predicate locks of the lab's own.
-func (db *DB) reseed(r *Run, accounts []Account) {
-	db.releaseStalls()
-	ctl, schema := db.pg.srv.control, db.pg.schema
-	if _, err := ctl.Exec(`DELETE FROM ` + schema + `.inbox; DELETE FROM ` + schema + `.accounts`); err != nil {
-		r.tb.Fatalf("emptying %s: %v", db.Path, err)
+// reseed empties the tables with DELETE and writes the accounts again.
+func (postgresEngine) reseed(srv *Server, ns string, accounts []Account) error {
+	ctl := srv.control
+	if _, err := ctl.Exec(`DELETE FROM ` + ns + `.inbox; DELETE FROM ` + ns + `.accounts`); err != nil {
+		return fmt.Errorf("emptying: %w", err)
 	}
 	for _, a := range accounts {
-		if _, err := ctl.Exec(`INSERT INTO `+schema+`.accounts (id, balance) VALUES ($1, $2)`, a.ID, a.Balance); err != nil {
-			r.tb.Fatalf("account %d: %v", a.ID, err)
+		if _, err := ctl.Exec(`INSERT INTO `+ns+`.accounts (id, balance) VALUES ($1, $2)`, a.ID, a.Balance); err != nil {
+			return fmt.Errorf("account %d: %w", a.ID, err)
 		}
 	}
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	db.run = r
-	db.initial = map[int64]int64{}
-	for _, a := range accounts {
-		db.initial[a.ID] = a.Balance
-	}
-	db.faults, db.pages, db.answers, db.sched = nil, 0, nil, nil
-	clear(db.steps)
-	clear(db.blinded)
+	return nil
 }
 
-// closePostgres keeps a child run's database for the next child (see
-// openPostgres); the root run closes its own and every kept one.
-func (r *Run) closePostgres(db *DB) error {
-	db.releaseStalls()
-	if r != r.pg.root {
-		r.pg.mu.Lock()
-		r.pg.free[db.pg.seed] = append(r.pg.free[db.pg.seed], db)
-		r.pg.mu.Unlock()
-		return nil
-	}
-	return db.closeReally()
-}
-
-// closeKept closes the databases the root run r kept for its children.
-func (r *Run) closeKept() error {
-	var err error
-	r.pg.mu.Lock()
-	kept := r.pg.free
-	r.pg.free = map[string][]*DB{}
-	r.pg.mu.Unlock()
-	for _, dbs := range kept {
-		for _, k := range dbs {
-			err = errors.Join(err, k.closeReally())
-		}
-	}
+func (postgresEngine) drop(srv *Server, ns string) error {
+	_, err := srv.control.Exec("DROP SCHEMA " + ns + " CASCADE")
 	return err
 }
 
-// closeReally closes the pool and drops the schema.
-func (db *DB) closeReally() error {
-	defer db.labCancel()
-	if db.snap != nil {
-		db.snap.Close()
-	}
-	if err := db.sql.Close(); err != nil {
-		return err
-	}
-	return db.dropPostgres()
-}
-
-// dropPostgres removes a database's schema once its pool is closed.
-func (db *DB) dropPostgres() error {
-	if db.pg.srv.mariadb {
-		_, err := db.pg.srv.control.Exec("DROP DATABASE IF EXISTS " + db.pg.schema)
-		return err
-	}
-	_, err := db.pg.srv.control.Exec("DROP SCHEMA " + db.pg.schema + " CASCADE")
-	return err
-}
-
-// pidOf returns the server process of a pgx connection, or, for another
-// driver's (MariaDB's), its CONNECTION_ID().
-func pidOf(c driver.Conn) uint32 {
+// pid returns the server process of a pgx connection.
+func (postgresEngine) pid(c driver.Conn) uint32 {
 	if pc, ok := c.(*stdlib.Conn); ok {
 		return pc.Conn().PgConn().PID()
 	}
-	return connectionID(c)
+	return 0
 }
 
-// pollEvery is how often the scheduler asks, in real time, whether a
-// released session has parked, finished, or started waiting for a lock. It
-// bounds how soon a state is seen, not which state is seen.
-const pollEvery = 2 * time.Millisecond
-
-// stuckReal is how long, in real time, a released PostgreSQL session may be
-// neither parked, finished nor waiting for a lock before the lab gives up:
-// far longer than any server timeout the variants set.
-const stuckReal = 2 * time.Minute
-
-// awaitReal waits, in real time, until session s has parked before its next
-// statement, finished, or — when pid is not 0 — waits for a lock another
-// session of the database holds. It reports whether s waits.
-func (sc *scheduler) awaitReal(s *session, pid uint32) bool {
-	deadline := time.Now().Add(stuckReal)
-	for {
-		sc.mu.Lock()
-		settled := s.parkedAt != nil || s.done
-		sc.mu.Unlock()
-		if settled {
-			return false
-		}
-		if pid != 0 && sc.db.pg != nil {
-			waits, err := sc.db.pg.blocked(pid)
-			if err != nil {
-				sc.db.run.tb.Fatalf("asking the server whether session %s waits: %v", s.name, err)
-			}
-			if waits {
-				// Seen waiting; but it may have been granted the lock and
-				// parked since the query ran. Parked wins.
-				sc.mu.Lock()
-				settled := s.parkedAt != nil || s.done
-				sc.mu.Unlock()
-				return !settled
-			}
-		}
-		if time.Now().After(deadline) {
-			panic(fmt.Sprintf("lab: session %s has been neither parked, finished nor waiting for a lock for %v", s.name, stuckReal))
-		}
-		select {
-		case <-sc.changed:
-		case <-time.After(pollEvery):
-		}
-	}
+func (postgresEngine) blocked(ctl *sql.DB, pid int64, among []int64) (bool, error) {
+	return waitsFor(ctl, pid, among)
 }
 
-// settleReal is settle on a server: after a step, every waiting session is
-// looked at again until it is parked, finished, or still (or again)
-// waiting, and once any of them got past its wait, every waiter is looked
-// at again, until a round finds none that got past. One round is not
-// enough: a waiter that gets past its wait may have freed another. On
-// MariaDB a deadlock's victim is rolled back whole on the server, its
-// locks granted to the other waiter, before its client reads the 1213 and
-// parks before its ROLLBACK; a waiter looked at earlier in that round was
-// waiting then and holds its lock now. Left marked waiting, it would be
-// missing from the sessions the next decision chooses from, or not,
-// depending on which of the two the round looked at first and how fast
-// the server rolled back: a replay would meet other choices than the run
-// it replays. A round in which every waiter is still waiting began after
-// the last one got past, so what it sees no longer changes until the
-// scheduler releases a session. With untilProgress (only waiters are
-// left), it returns once one of them got past its wait, as the server's
-// lock timeout or deadlock detector guarantees one will, and every other
-// waiter has been looked at after that.
-func (sc *scheduler) settleReal(untilProgress bool) {
-	deadline := time.Now().Add(stuckReal)
-	progressed := false
-	for {
-		moved := false
-		for _, s := range slices.Clone(sc.sessions) {
-			sc.mu.Lock()
-			waiting, pid := s.waiting, s.pid
-			sc.mu.Unlock()
-			if !waiting {
-				continue
-			}
-			if !sc.awaitReal(s, pid) {
-				sc.mu.Lock()
-				s.waiting = false
-				sc.mu.Unlock()
-				moved = true
-			}
-		}
-		if moved {
-			progressed = true
-			continue
-		}
-		if !untilProgress || progressed || !sc.anyWaiting() {
-			return
-		}
-		if time.Now().After(deadline) {
-			panic(fmt.Sprintf("lab: sessions %v wait for each other's locks for %v and the server ends none of them", sc.waitingNames(), stuckReal))
-		}
-		select {
-		case <-sc.changed:
-		case <-time.After(pollEvery):
-		}
-	}
+// waitsFor is the scheduler's wait detector: it asks the server, on the
+// control connection ctl, whether the server process pid waits for a lock
+// that one of the processes among holds, the way PostgreSQL's
+// isolationtester asks. Every call asks again: a session seen waiting a
+// moment ago may hold its lock now. Only the test's own sessions count: a
+// lock held by another client of the server (autovacuum, a psql, another
+// test) is not a step the scheduler can take, and a session waiting for
+// one is not waiting for the schedule. TestPostgresWaitDetector holds it,
+// and the wrong detectors it must not be, to those three points.
+func waitsFor(ctl *sql.DB, pid int64, among []int64) (bool, error) {
+	var yes bool
+	err := ctl.QueryRow(
+		`SELECT EXISTS (SELECT 1 FROM unnest(pg_blocking_pids($1)) p WHERE p = ANY($2))`,
+		pid, among).Scan(&yes)
+	return yes, err
 }
 
 // AttemptWhileLocked delivers e while another connection holds the locks
@@ -629,7 +292,7 @@ func (sc *scheduler) settleReal(untilProgress bool) {
 // by closing the connection.
 func (db *DB) AttemptWhileLocked(e lab.Event, statements ...string) Answer {
 	db.run.tb.Helper()
-	if db.pg == nil {
+	if db.pg == nil || db.pg.srv.engine != (postgresEngine{}) {
 		db.run.tb.Fatalf("AttemptWhileLocked: on PostgreSQL only; on SQLite use HoldWriteLock and AttemptWithin")
 	}
 	ctx := context.Background()
@@ -687,13 +350,10 @@ func (db *DB) AttemptWhileLocked(e lab.Event, statements ...string) Answer {
 // long-running one on this machine did that to the lab, in the middle of
 // an interleaving it had run cleanly before). The text is wrapped to
 // TranscriptWidth.
-func (p *pgDB) interference(serializable bool) string {
-	if p.srv.mariadb {
-		return ""
-	}
+func (postgresEngine) interference(srv *Server, serializable bool) string {
 	var locks int
 	var oldest string
-	err := p.srv.control.QueryRow(`SELECT (SELECT count(*) FROM pg_locks WHERE mode = 'SIReadLock'),
+	err := srv.control.QueryRow(`SELECT (SELECT count(*) FROM pg_locks WHERE mode = 'SIReadLock'),
 		coalesce((SELECT (now() - min(xact_start))::text FROM pg_stat_activity
 			WHERE xact_start IS NOT NULL AND pid <> pg_backend_pid()), 'none')`).Scan(&locks, &oldest)
 	if err != nil {
@@ -710,36 +370,21 @@ func (p *pgDB) interference(serializable bool) string {
 	return "\n" + strings.Join(wrapWords(hint, TranscriptWidth, 0), "\n")
 }
 
-// starved fails the test, once per database, when a statement of a
-// delivery fails for the server's lack of resources (SQLSTATE class 53: out of shared memory,
-// too many connections): an answer no handler chose, which says nothing of
-// the variant and would make its verdict the server's.
-func (p *pgDB) starved(tb testing.TB, err error) {
+// starved reads SQLSTATE class 53 (insufficient resources: out of shared
+// memory, too many connections) from a pgx error, wrapped or not.
+func (postgresEngine) starved(err error) (string, string) {
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || !strings.HasPrefix(pe.Code, "53") {
-		return
+		return "", ""
 	}
-	p.mu.Lock()
-	first := !p.starvedOnce
-	p.starvedOnce = true
-	p.mu.Unlock()
-	if first {
-		tb.Errorf("lab: the server refused a statement for lack of resources (%s, SQLSTATE %s):\n"+
-			"the verdict would be the server's, not the variant's.%s",
-			pe.Message, pe.Code, p.interference(pe.Code == "53200"))
-	}
+	return pe.Code, pe.Message
 }
 
 // cancelBlockedBy cancels the statement of every connection of the
 // database that waits for a lock the server process holder holds, and
 // returns how many it cancelled.
-func (p *pgDB) cancelBlockedBy(holder int64) int {
-	p.mu.Lock()
-	pids := make([]int64, len(p.pids))
-	for i, x := range p.pids {
-		pids[i] = int64(x)
-	}
-	p.mu.Unlock()
+func (p *serverDB) cancelBlockedBy(holder int64) int {
+	pids := p.sessions()
 	var n int
 	err := p.srv.control.QueryRow(`SELECT count(*) FILTER (WHERE pg_cancel_backend(p::int))
 		FROM unnest($1::bigint[]) p WHERE $2::int = ANY(pg_blocking_pids(p::int))`, pids, holder).Scan(&n)

@@ -70,7 +70,7 @@ func pgVariant(lockTimeout string) lab.Variant {
 func TestPostgresScheduledWaits(t *testing.T) {
 	srv := NeedPostgres(t)
 	v := pgVariant("1ms")
-	r := NewPostgresRun(t, v, srv, lab.ReadCommitted)
+	r := NewServerRun(t, v, srv, Level{Isolation: lab.ReadCommitted})
 	for _, c := range []struct {
 		open func(...Account) *DB
 		name string
@@ -300,7 +300,7 @@ func checkHold(t *testing.T, srv *Server, new func(*sql.DB) lab.Processor, hold 
 	t.Helper()
 	v := pgVariant("50ms")
 	v.Postgres.New = new
-	r := NewPostgresRun(t, v, srv, lab.ReadCommitted)
+	r := NewServerRun(t, v, srv, Level{Isolation: lab.ReadCommitted})
 	defer r.Close()
 	db := r.Open()
 	var wrong []string
@@ -415,7 +415,7 @@ func TestPostgresStarved(t *testing.T) {
 		{"53200 twice", []error{oom, oom}, 1},
 	} {
 		rec := &errorTB{TB: t}
-		p := &pgDB{srv: srv}
+		p := &serverDB{srv: srv}
 		for _, err := range c.errs {
 			p.starved(rec, err)
 		}
@@ -436,7 +436,7 @@ func TestPostgresHoldDeliveryLosesTheConnection(t *testing.T) {
 	srv := NeedPostgres(t)
 	v := pgVariant("50ms")
 	v.Postgres.New = func(db *sql.DB) lab.Processor { return pgIgnoring{db} }
-	r := NewPostgresRun(t, v, srv, lab.ReadCommitted)
+	r := NewServerRun(t, v, srv, Level{Isolation: lab.ReadCommitted})
 	defer r.Close()
 	db := r.Open()
 	e := lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 5}

@@ -49,7 +49,7 @@ type Run struct {
 	dbs       int
 	opened    []*DB
 	templates map[string][]byte // freshly set up database files, by seed
-	pg        *pgTarget         // nil on SQLite
+	pg        *serverTarget     // on a server (PostgreSQL or MariaDB); nil on SQLite
 	trace     bool              // record every interleaving's trace (TraceCell)
 	cell      *cellState        // shared by the runs of one cell (see stop.go)
 

@@ -1,0 +1,528 @@
+package labtest
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"idemlab/lab"
+	"idemlab/lab/report"
+)
+
+// This file is the engine's server backend: what a Run does the same on
+// every database server it runs on, PostgreSQL (postgres.go) and MariaDB
+// (mariadb.go), and the interface through which the two differ (engine).
+//
+// A Run on a server opens each DB in a namespace of its own on the server
+// (a schema on PostgreSQL, a database on MariaDB, which has no schemas
+// inside a database), connects to it through the server's database/sql
+// connector wrapped in the same hooking connector as SQLite's, and runs the
+// scheduler in real time.
+//
+// Real time, because a session waiting for a lock on a server waits on a
+// network socket, which a synctest bubble does not count as durably
+// blocked. So a scheduled step is complete when its session parks before
+// its next statement, finishes, or is seen waiting for a lock held by
+// another session of the test, seen by asking the server from a control
+// connection (engine.blocked). The control connection is polled until one
+// of the three is true: polling detects a state, it never decides one, so
+// no verdict depends on how long anything took. Timeouts are the server's
+// (from the variant's DSN), never a cancelled context: both drivers answer
+// a cancelled context by closing the connection, which would change what
+// the test observes. A database whose deliveries the scheduler runs is
+// opened without them (OpenScheduled), so that no scheduled wait can end by
+// a timer on a slow machine: it ends when the scheduler steps its holder.
+
+// Server is a database server the lab works on, PostgreSQL or MariaDB,
+// connected to by NeedPostgres or NeedMariaDB for one test process, and
+// cleaned up by Close.
+type Server struct {
+	admin   *sql.DB // PostgreSQL: the maintenance database, for CREATE and DROP DATABASE
+	control *sql.DB // the lab's own, unhooked: namespaces, seeds, snapshots, the waiting check
+	url     string  // the lab's database
+	name    string  // this process's: the lab's database, or the prefix of its databases
+	schemas atomic.Int64
+	engine  engine
+}
+
+// engine is what the lab does differently on each server.
+type engine interface {
+	// setting is the transcript's first line for a run at level: the
+	// server and what each of the variant's connections is set to.
+	setting(level Level) string
+	// form is the variant's description on the server; ok is false when
+	// the variant has none, and no row in the server's matrices.
+	form(v lab.Variant) (f form, ok bool)
+	// namespace names the n-th namespace of srv, and the DB's Path in it.
+	namespace(srv *Server, n int64) (ns, path string)
+	// create makes namespace ns with the tables of schema and the accounts,
+	// as a migration would before the service starts.
+	create(srv *Server, ns string, schema []string, accounts []Account) error
+	// dsn returns the connection string of the variant's pool on ns, with
+	// the variant's settings at level, and without its timeouts when
+	// untimed (see OpenScheduled).
+	dsn(srv *Server, ns string, f form, level Level, untimed bool) (string, error)
+	// connector returns the driver's connector for dsn.
+	connector(dsn string) (driver.Connector, error)
+	// snapshot is the lab's query of the accounts and inbox of ns (see
+	// DB.State), run on the control connection.
+	snapshot(ns string) string
+	// reseed empties the tables of ns and writes the accounts again, on
+	// the control connection.
+	reseed(srv *Server, ns string, accounts []Account) error
+	// drop removes namespace ns, its pool closed.
+	drop(srv *Server, ns string) error
+	// close removes whatever the process's runs left on srv and closes its
+	// connections.
+	close(srv *Server) error
+	// versionQuery asks the server for its version.
+	versionQuery() string
+	// pid returns the server's id of a new connection's session: what
+	// blocked is asked about.
+	pid(c driver.Conn) uint32
+	// blocked reports whether session pid waits for a lock that one of
+	// the sessions among holds, asked on the control connection ctl.
+	blocked(ctl *sql.DB, pid int64, among []int64) (bool, error)
+	// interference says what of the server's state, shared with its other
+	// clients, can change its answers on a schedule the lab repeats; "" if
+	// nothing is known to.
+	interference(srv *Server, serializable bool) string
+	// starved returns the server's code and message when err is a refusal
+	// for the server's lack of resources, and "" otherwise.
+	starved(err error) (code, message string)
+}
+
+// form is a variant's description on one server: lab.Postgres or
+// lab.MariaDB, with the schema as statements.
+type form struct {
+	schema []string
+	dsn    func(server string, level lab.Isolation) string
+	new    func(db *sql.DB) lab.Processor
+}
+
+// Level is one column of a server's backend axis: what every transaction
+// of the variant's connections runs at.
+type Level struct {
+	// Isolation is the isolation level the variant's DSN is given.
+	Isolation lab.Isolation
+}
+
+// need is NeedPostgres and NeedMariaDB: connect's server for a test, which
+// it skips with the reason when connect returns no server and fails when
+// connect fails; what the test left on the server is dropped when it ends.
+func need(tb testing.TB, connect func() (*Server, string, error)) *Server {
+	tb.Helper()
+	srv, why, err := connect()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if srv == nil {
+		tb.Skip(why)
+	}
+	tb.Cleanup(func() {
+		if err := srv.Close(); err != nil {
+			tb.Errorf("dropping what the test left on the server: %v", err)
+		}
+	})
+	return srv
+}
+
+// Close drops what the process's runs left on the server and closes the
+// lab's connections.
+func (s *Server) Close() error { return s.engine.close(s) }
+
+// URL returns the connection string of the lab's database, for a process
+// of the test's own (a receiver it starts, say) to connect to. The
+// database is empty until the test creates what it needs in it.
+func (s *Server) URL() string { return s.url }
+
+// Version returns the server's version string.
+func (s *Server) Version() string {
+	var v string
+	if err := s.control.QueryRow(s.engine.versionQuery()).Scan(&v); err != nil {
+		return "unknown: " + err.Error()
+	}
+	return v
+}
+
+// serverTarget is where a Run on a server opens its databases. A run and
+// its children (one per interleaving, per fault case) share it.
+type serverTarget struct {
+	srv   *Server
+	level Level
+
+	mu   sync.Mutex
+	free map[string][]*DB // databases a child closed, by seed, for the next child
+	root *Run             // the run whose Close really closes them
+}
+
+// NewServerRun starts a run of v on srv at level.
+func NewServerRun(tb testing.TB, v lab.Variant, srv *Server, level Level) *Run {
+	r := NewRun(tb, v)
+	r.pg = &serverTarget{srv: srv, level: level, free: map[string][]*DB{}, root: r}
+	return r
+}
+
+// Server reports whether r runs on a server, PostgreSQL or MariaDB, and at
+// which level.
+func (r *Run) Server() (Level, bool) {
+	if r.pg == nil {
+		return Level{}, false
+	}
+	return r.pg.level, true
+}
+
+// RunServerCell runs scenario sc against variant v on srv at level, in
+// real time (see the top of this file), and returns the verdict with its
+// evidence, like RunCell. A variant with no form on the server (no
+// Postgres, or no MariaDB) is not run: the cell is nil.
+func RunServerCell(t *testing.T, sc Scenario, v lab.Variant, srv *Server, level Level) *report.Cell {
+	if _, ok := srv.engine.form(v); !ok {
+		return nil
+	}
+	r := NewServerRun(t, v, srv, level)
+	t.Cleanup(func() {
+		// A lab failure (Fatalf) skips r.Close: the server's connections
+		// must still go back.
+		for _, db := range r.opened {
+			db.closeReally()
+		}
+		r.closeKept()
+	})
+	r.Transcript.Note("", srv.engine.setting(level), "")
+	sc.Run(r)
+	r.Close()
+	return &report.Cell{
+		Pass:         !r.Failed(),
+		Neutral:      r.Neutral(),
+		Detail:       r.Detail(),
+		Failures:     r.Failures(),
+		Where:        r.Where(),
+		ByLab:        r.ByLab(),
+		Lines:        r.Transcript.Lines(),
+		Transcript:   r.Transcript.String(),
+		Permutations: r.Permutations,
+	}
+}
+
+// serverDB is what a DB on a server keeps besides the pool: its namespace,
+// and the server's ids of its connections' sessions, whose waits the
+// scheduler looks for.
+type serverDB struct {
+	srv    *Server
+	schema string // its namespace: a schema (PostgreSQL) or a database (MariaDB)
+	seed   string // the accounts it was set up with, and untimed
+	// untimed: opened by OpenScheduled, without the variant's timeouts
+	untimed bool
+	mu      sync.Mutex
+	pids    []uint32
+	// starvedOnce: starved has reported this database
+	starvedOnce bool
+	// script, when set, answers for the server as the wait detector: a
+	// test's server whose answers come in an order of its choosing.
+	script func(pid uint32) (bool, error)
+}
+
+// connected records a new connection's session.
+func (p *serverDB) connected(pid uint32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pids = append(p.pids, pid)
+}
+
+// sessions returns the ids of the database's connections so far.
+func (p *serverDB) sessions() []int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pids := make([]int64, len(p.pids))
+	for i, x := range p.pids {
+		pids[i] = int64(x)
+	}
+	return pids
+}
+
+// blocked reports whether session pid waits for a lock that one of the
+// database's other connections holds.
+func (p *serverDB) blocked(pid uint32) (bool, error) {
+	pids := p.sessions()
+	if p.script != nil {
+		return p.script(pid)
+	}
+	return p.srv.engine.blocked(p.srv.control, int64(pid), pids)
+}
+
+// interference is the server's engine.interference, for a failure of the
+// lab's.
+func (p *serverDB) interference(serializable bool) string {
+	return p.srv.engine.interference(p.srv, serializable)
+}
+
+// starved fails the test, once per database, when a statement of a
+// delivery fails for the server's lack of resources (out of shared memory,
+// too many connections): an answer no handler chose, which says nothing of
+// the variant and would make its verdict the server's.
+func (p *serverDB) starved(tb testing.TB, err error) {
+	code, message := p.srv.engine.starved(err)
+	if code == "" {
+		return
+	}
+	p.mu.Lock()
+	first := !p.starvedOnce
+	p.starvedOnce = true
+	p.mu.Unlock()
+	if first {
+		tb.Errorf("lab: the server refused a statement for lack of resources (%s, SQLSTATE %s):\n"+
+			"the verdict would be the server's, not the variant's.%s",
+			message, code, p.interference(code == "53200"))
+	}
+}
+
+// openServer creates a namespace for a new database, with the variant's
+// schema on the server and the accounts, and opens the variant's pool on
+// it.
+//
+// Enumerating interleavings opens a database per interleaving; setting one
+// up costs more than running it. So a database a child run has closed is
+// kept, with its pool, and the next child that asks for the same seed gets
+// it back emptied and reseeded: the same tables, rows and connection
+// settings as a new one, and nothing left of the last case (the inbox and
+// accounts are rewritten, faults, answers and step counts forgotten).
+func (r *Run) openServer(accounts []Account, untimed bool) *DB {
+	r.tb.Helper()
+	seed := fmt.Sprint(untimed, accounts)
+	r.pg.mu.Lock()
+	var reuse *DB
+	if free := r.pg.free[seed]; len(free) > 0 {
+		reuse = free[len(free)-1]
+		r.pg.free[seed] = free[:len(free)-1]
+	}
+	r.pg.mu.Unlock()
+	if reuse != nil {
+		reuse.reseed(r, accounts)
+		r.opened = append(r.opened, reuse)
+		return reuse
+	}
+	srv := r.pg.srv
+	eng := srv.engine
+	f, ok := eng.form(r.Variant)
+	if !ok {
+		r.tb.Fatalf("%s has no form on this server", r.Variant.Name)
+	}
+	ns, path := eng.namespace(srv, srv.schemas.Add(1))
+	if err := eng.create(srv, ns, f.schema, accounts); err != nil {
+		r.tb.Fatalf("setting up %s for %s: %v", path, r.Variant.Name, err)
+	}
+	dsn, err := eng.dsn(srv, ns, f, r.pg.level, untimed)
+	if err != nil {
+		r.tb.Fatalf("the DSN of %s: %v", r.Variant.Name, err)
+	}
+	base, err := eng.connector(dsn)
+	if err != nil {
+		r.tb.Fatalf("connecting to %q: %v", dsn, err)
+	}
+	db := &DB{
+		Path:    path,
+		run:     r,
+		dsn:     dsn,
+		initial: map[int64]int64{},
+		steps:   map[string]int{},
+		txs:     map[string][]*openTx{},
+		busy:    map[string]int{},
+		cancels: map[string]context.CancelFunc{},
+		blinded: map[string]bool{},
+		pg:      &serverDB{srv: srv, schema: ns, seed: seed, untimed: untimed},
+	}
+	db.txEnded.L = &db.mu
+	db.labCtx, db.labCancel = context.WithCancel(context.Background())
+	db.labCtx.Done() // made now, inside the cell's bubble (none on a server)
+	r.cell.register(db)
+	// The lab's snapshot of the tables runs on the control connection, at
+	// READ COMMITTED, with the namespace named: on the variant's pool it
+	// would run at the variant's isolation level, and at SERIALIZABLE take
+	// locks of its own (on PostgreSQL, predicate locks from the table in
+	// shared memory that the deliveries' answers depend on: see
+	// interference).
+	if db.snap, err = srv.control.PrepareContext(db.labCtx, eng.snapshot(ns)); err != nil {
+		r.tb.Fatalf("reading accounts and inbox: %v", err)
+	}
+	db.sql = sql.OpenDB(&connector{base: base, hooks: db, begin: "BEGIN", pg: db.pg})
+	db.own = db.sql
+	new := r.Variant.New
+	if f.new != nil {
+		new = f.new
+	}
+	db.proc = new(db.sql)
+	for _, a := range accounts {
+		db.initial[a.ID] = a.Balance
+	}
+	r.opened = append(r.opened, db)
+	return db
+}
+
+// reseed gives a kept database to run r as if it were new. It writes on
+// the control connection, at READ COMMITTED: the variant's pool would
+// write at the variant's isolation level, and at SERIALIZABLE take locks
+// of the lab's own.
+func (db *DB) reseed(r *Run, accounts []Account) {
+	db.releaseStalls()
+	if err := db.pg.srv.engine.reseed(db.pg.srv, db.pg.schema, accounts); err != nil {
+		r.tb.Fatalf("reseeding %s: %v", db.Path, err)
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.run = r
+	db.initial = map[int64]int64{}
+	for _, a := range accounts {
+		db.initial[a.ID] = a.Balance
+	}
+	db.faults, db.pages, db.answers, db.sched = nil, 0, nil, nil
+	clear(db.steps)
+	clear(db.blinded)
+}
+
+// closeServer keeps a child run's database for the next child (see
+// openServer); the root run closes its own and every kept one.
+func (r *Run) closeServer(db *DB) error {
+	db.releaseStalls()
+	if r != r.pg.root {
+		r.pg.mu.Lock()
+		r.pg.free[db.pg.seed] = append(r.pg.free[db.pg.seed], db)
+		r.pg.mu.Unlock()
+		return nil
+	}
+	return db.closeReally()
+}
+
+// closeKept closes the databases the root run r kept for its children.
+func (r *Run) closeKept() error {
+	var err error
+	r.pg.mu.Lock()
+	kept := r.pg.free
+	r.pg.free = map[string][]*DB{}
+	r.pg.mu.Unlock()
+	for _, dbs := range kept {
+		for _, k := range dbs {
+			err = errors.Join(err, k.closeReally())
+		}
+	}
+	return err
+}
+
+// closeReally closes the pool and drops the namespace.
+func (db *DB) closeReally() error {
+	defer db.labCancel()
+	if db.snap != nil {
+		db.snap.Close()
+	}
+	if err := db.sql.Close(); err != nil {
+		return err
+	}
+	return db.pg.srv.engine.drop(db.pg.srv, db.pg.schema)
+}
+
+// pollEvery is how often the scheduler asks, in real time, whether a
+// released session has parked, finished, or started waiting for a lock. It
+// bounds how soon a state is seen, not which state is seen.
+const pollEvery = 2 * time.Millisecond
+
+// stuckReal is how long, in real time, a released session on a server may
+// be neither parked, finished nor waiting for a lock before the lab gives
+// up: far longer than any server timeout the variants set.
+const stuckReal = 2 * time.Minute
+
+// awaitReal waits, in real time, until session s has parked before its next
+// statement, finished, or — when pid is not 0 — waits for a lock another
+// session of the database holds. It reports whether s waits.
+func (sc *scheduler) awaitReal(s *session, pid uint32) bool {
+	deadline := time.Now().Add(stuckReal)
+	for {
+		sc.mu.Lock()
+		settled := s.parkedAt != nil || s.done
+		sc.mu.Unlock()
+		if settled {
+			return false
+		}
+		if pid != 0 && sc.db.pg != nil {
+			waits, err := sc.db.pg.blocked(pid)
+			if err != nil {
+				sc.db.run.tb.Fatalf("asking the server whether session %s waits: %v", s.name, err)
+			}
+			if waits {
+				// Seen waiting; but it may have been granted the lock and
+				// parked since the query ran. Parked wins.
+				sc.mu.Lock()
+				settled := s.parkedAt != nil || s.done
+				sc.mu.Unlock()
+				return !settled
+			}
+		}
+		if time.Now().After(deadline) {
+			panic(fmt.Sprintf("lab: session %s has been neither parked, finished nor waiting for a lock for %v", s.name, stuckReal))
+		}
+		select {
+		case <-sc.changed:
+		case <-time.After(pollEvery):
+		}
+	}
+}
+
+// settleReal is settle on a server: after a step, every waiting session is
+// looked at again until it is parked, finished, or still (or again)
+// waiting, and once any of them got past its wait, every waiter is looked
+// at again, until a round finds none that got past. One round is not
+// enough: a waiter that gets past its wait may have freed another. On
+// MariaDB a deadlock's victim is rolled back whole on the server, its
+// locks granted to the other waiter, before its client reads the 1213 and
+// parks before its ROLLBACK; a waiter looked at earlier in that round was
+// waiting then and holds its lock now. Left marked waiting, it would be
+// missing from the sessions the next decision chooses from, or not,
+// depending on which of the two the round looked at first and how fast
+// the server rolled back: a replay would meet other choices than the run
+// it replays. A round in which every waiter is still waiting began after
+// the last one got past, so what it sees no longer changes until the
+// scheduler releases a session. With untilProgress (only waiters are
+// left), it returns once one of them got past its wait, as the server's
+// lock timeout or deadlock detector guarantees one will, and every other
+// waiter has been looked at after that.
+func (sc *scheduler) settleReal(untilProgress bool) {
+	deadline := time.Now().Add(stuckReal)
+	progressed := false
+	for {
+		moved := false
+		for _, s := range slices.Clone(sc.sessions) {
+			sc.mu.Lock()
+			waiting, pid := s.waiting, s.pid
+			sc.mu.Unlock()
+			if !waiting {
+				continue
+			}
+			if !sc.awaitReal(s, pid) {
+				sc.mu.Lock()
+				s.waiting = false
+				sc.mu.Unlock()
+				moved = true
+			}
+		}
+		if moved {
+			progressed = true
+			continue
+		}
+		if !untilProgress || progressed || !sc.anyWaiting() {
+			return
+		}
+		if time.Now().After(deadline) {
+			panic(fmt.Sprintf("lab: sessions %v wait for each other's locks for %v and the server ends none of them", sc.waitingNames(), stuckReal))
+		}
+		select {
+		case <-sc.changed:
+		case <-time.After(pollEvery):
+		}
+	}
+}
