@@ -9,8 +9,13 @@ import (
 // Neutral only when neutral is set), then a line per column (its short
 // name, what it shows and its claims, and for a limit of the pattern what
 // lifts it), then a line per row (the variant's mistake, or what correct
-// does right). ParseReport reads it back.
-func (rep *Report) legend(neutral bool) string {
+// does right). ParseReport reads it back. For a terminal, a claim list
+// ("(C2, C6)") is never broken over two lines.
+func (rep *Report) legend(neutral, terminal bool) string {
+	wrap := Wrap
+	if terminal {
+		wrap = wrapKeepingClaims
+	}
 	var b strings.Builder
 	nameWidth := rep.nameWidth()
 	if neutral {
@@ -24,7 +29,7 @@ func (rep *Report) legend(neutral bool) string {
 		shortWidth = max(shortWidth, len(s.Short))
 	}
 	for _, s := range rep.Scenarios {
-		b.WriteString(Wrap(fmt.Sprintf("%-*s  %s: %s (%s)", shortWidth, s.Short, s.Name, s.Shows, s.Claims), shortWidth+2))
+		b.WriteString(wrap(fmt.Sprintf("%-*s  %s: %s (%s)", shortWidth, s.Short, s.Name, s.Shows, s.Claims), shortWidth+2))
 		if s.Limit != "" {
 			b.WriteString(Wrap(fmt.Sprintf("%-*s  %s%s lifts it", shortWidth, "", limitPrefix, s.Limit), shortWidth+2))
 		}
@@ -41,6 +46,19 @@ func (rep *Report) legend(neutral bool) string {
 		b.WriteString(Wrap(fmt.Sprintf("%-*s  %s", nameWidth, v.Name, mistake), nameWidth+2))
 	}
 	return b.String()
+}
+
+// wrapKeepingClaims is Wrap, except that it never breaks a line inside
+// the claim list that ends s, "(C2, C6)": the list moves to the next line
+// whole.
+func wrapKeepingClaims(s string, indent int) string {
+	i := strings.LastIndex(s, " (")
+	if i < 0 || !strings.HasSuffix(s, ")") {
+		return Wrap(s, indent)
+	}
+	const nbsp = "\u00a0" // not a space to Wrap, which breaks at ' ' only
+	kept := s[:i+1] + strings.ReplaceAll(s[i+1:], " ", nbsp)
+	return strings.ReplaceAll(Wrap(kept, indent), nbsp, " ")
 }
 
 // correctDoes is the correct variant's line in the legend: what it does

@@ -25,7 +25,21 @@ import (
 // A neutral cell (see Cell) is marked with Neutral, and the key to the
 // marks names it only when the matrix has one, so that a matrix without
 // one reads as it always has.
-func (rep *Report) Matrix() string { return rep.matrix(rep.hasNeutral()) }
+func (rep *Report) Matrix() string { return rep.matrix(rep.hasNeutral(), false) }
+
+// Terminal renders the matrix as the command prints it: Matrix's rows and
+// legend, but under a heading that needs no decoding, each column's short
+// name written down the column, and with a legend that never breaks a line
+// inside a claim list. The golden files and the README keep Matrix's text,
+// whose staggered heading ParseReport reads back.
+//
+//	                      D C R F
+//	                      u o o a
+//	                      p n l u
+//	                          l l
+//	                            t
+//	correct               ✓ ✓ ✓ ✓
+func (rep *Report) Terminal() string { return rep.matrix(rep.hasNeutral(), true) }
 
 // hasNeutral reports whether a cell of rep is neutral.
 func (rep *Report) hasNeutral() bool {
@@ -39,15 +53,63 @@ func (rep *Report) hasNeutral() bool {
 	return false
 }
 
-// matrix is Matrix, with the neutral mark in the key when neutral is set:
-// the table, an empty line, and the legend.
-func (rep *Report) matrix(neutral bool) string { return rep.table() + "\n" + rep.legend(neutral) }
+// matrix is Matrix, or Terminal if terminal is set, with the neutral mark
+// in the key when neutral is set: the table, an empty line, and the legend.
+func (rep *Report) matrix(neutral, terminal bool) string {
+	return rep.table(terminal) + "\n" + rep.legend(neutral, terminal)
+}
 
-// table is the matrix's table: the staggered column headings, then a row
-// of marks per variant.
-func (rep *Report) table() string {
+// table is the matrix's table: the column headings, staggered or (for a
+// terminal) written down the columns, then a row of marks per variant.
+func (rep *Report) table(terminal bool) string {
 	var b strings.Builder
 	nameWidth := rep.nameWidth()
+	if terminal {
+		b.WriteString(rep.verticalHeading(nameWidth))
+	} else {
+		b.WriteString(rep.staggeredHeading(nameWidth))
+	}
+	for _, v := range rep.Variants {
+		row := fmt.Sprintf("%-*s", nameWidth, v.Name)
+		for _, s := range rep.Scenarios {
+			mark := None
+			if c := v.Results[s.Name]; c != nil {
+				mark = c.Mark()
+			}
+			row += " " + mark
+		}
+		b.WriteString(row + "\n")
+	}
+	return b.String()
+}
+
+// verticalHeading writes each column's short name down its column, a
+// letter a line, from the top: as many lines as the longest name has
+// letters.
+func (rep *Report) verticalHeading(nameWidth int) string {
+	var b strings.Builder
+	longest := 0
+	for _, s := range rep.Scenarios {
+		longest = max(longest, utf8.RuneCountInString(s.Short))
+	}
+	for line := range longest {
+		row := strings.Repeat(" ", nameWidth)
+		for _, s := range rep.Scenarios {
+			letter := " "
+			if r := []rune(s.Short); line < len(r) {
+				letter = string(r[line])
+			}
+			row += " " + letter
+		}
+		b.WriteString(strings.TrimRight(row, " ") + "\n")
+	}
+	return b.String()
+}
+
+// staggeredHeading is the golden file's heading: the short names, up to
+// five letters, staggered over three lines (see Matrix).
+func (rep *Report) staggeredHeading(nameWidth int) string {
+	var b strings.Builder
 	// Columns are colWidth wide; a heading needs its letters and a space,
 	// so the headings are staggered over as many lines as that takes.
 	const colWidth = 2
@@ -67,17 +129,6 @@ func (rep *Report) table() string {
 		}
 		b.WriteString(strings.TrimRight(row, " ") + "\n")
 	}
-	for _, v := range rep.Variants {
-		row := fmt.Sprintf("%-*s", nameWidth, v.Name)
-		for _, s := range rep.Scenarios {
-			mark := None
-			if c := v.Results[s.Name]; c != nil {
-				mark = c.Mark()
-			}
-			row += " " + mark
-		}
-		b.WriteString(row + "\n")
-	}
 	return b.String()
 }
 
@@ -96,9 +147,16 @@ func (rep *Report) nameWidth() int {
 // levels' are, the tables come first, to be read side by side, then the
 // legend once; otherwise each table has its own. One matrix alone on SQLite
 // is Matrix's text, untitled: the golden file's.
-func Matrices(reps []*Report) string {
+func Matrices(reps []*Report) string { return matrices(reps, false) }
+
+// TerminalMatrices is Matrices as the command prints them: each table
+// Terminal's.
+func TerminalMatrices(reps []*Report) string { return matrices(reps, true) }
+
+// matrices is Matrices, or TerminalMatrices if terminal is set.
+func matrices(reps []*Report, terminal bool) string {
 	if len(reps) == 1 && !reps[0].OnPostgres() {
-		return reps[0].Matrix()
+		return reps[0].matrix(reps[0].hasNeutral(), terminal)
 	}
 	var b strings.Builder
 	tables, legends := make([]string, len(reps)), make([]string, len(reps))
@@ -107,7 +165,7 @@ func Matrices(reps []*Report) string {
 		neutral = neutral || rep.hasNeutral()
 	}
 	for i, rep := range reps {
-		tables[i], legends[i], _ = strings.Cut(rep.matrix(neutral), "\n\n")
+		tables[i], legends[i], _ = strings.Cut(rep.matrix(neutral, terminal), "\n\n")
 		shared = shared && legends[i] == legends[0]
 	}
 	for i, rep := range reps {
