@@ -188,17 +188,12 @@ func (s *server) variant(w http.ResponseWriter, r *http.Request, rep *report.Rep
 	if !ok {
 		return report.VariantResults{}, false
 	}
-	for _, v := range rep.Variants {
-		if v.Name == name {
-			return v, true
-		}
+	v, err := rep.LookupVariant(name)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("%v (on %s)", err, rep.BackendName()), http.StatusNotFound)
+		return report.VariantResults{}, false
 	}
-	var names []string
-	for _, v := range rep.Variants {
-		names = append(names, v.Name)
-	}
-	http.Error(w, fmt.Sprintf("unknown variant %q on %s; variants are: %s", name, rep.BackendName(), strings.Join(names, ", ")), http.StatusNotFound)
-	return report.VariantResults{}, false
+	return v, true
 }
 
 func (s *server) scenario(w http.ResponseWriter, r *http.Request, rep *report.Report) (report.ScenarioInfo, bool) {
@@ -206,15 +201,12 @@ func (s *server) scenario(w http.ResponseWriter, r *http.Request, rep *report.Re
 	if !ok {
 		return report.ScenarioInfo{}, false
 	}
-	var names []string
-	for _, sc := range rep.Scenarios {
-		if sc.Name == name {
-			return sc, true
-		}
-		names = append(names, sc.Name)
+	sc, err := rep.LookupScenario(name)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusNotFound)
+		return report.ScenarioInfo{}, false
 	}
-	http.Error(w, fmt.Sprintf("unknown scenario %q; scenarios are: %s", name, strings.Join(names, ", ")), http.StatusNotFound)
-	return report.ScenarioInfo{}, false
+	return sc, true
 }
 
 // onTab runs f with the tab the request's b names, under the tabs' read
@@ -269,21 +261,23 @@ func (s *server) diff(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var v report.VariantResults
-	found := false
+	var rows []string
+	mistakes := map[string]string{}
 	s.d.Tabs.view(func(tabs []*Tab, _ int) {
 		for _, t := range tabs {
 			for _, row := range t.Report.Variants {
-				if row.Name == name && !found {
-					v, found = row, true
+				if _, ok := mistakes[row.Name]; !ok {
+					rows, mistakes[row.Name] = append(rows, row.Name), row.Mistake
 				}
 			}
 		}
 	})
-	if !found {
-		http.Error(w, fmt.Sprintf("unknown variant %q: it has no row in any matrix", name), http.StatusNotFound)
+	found, err := report.LookupVariant(rows, name)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("%v (in any matrix)", err), http.StatusNotFound)
 		return
 	}
+	v := report.VariantResults{Name: found, Mistake: mistakes[found]}
 	text, ok, ready := s.d.diffOf(v.Name)
 	switch {
 	case !ready:
@@ -335,11 +329,18 @@ func (s *server) findTree(w http.ResponseWriter, r *http.Request) (*report.Tree,
 	if !ok {
 		return nil, false
 	}
-	if t := st.Tree(v, sc); t != nil {
-		return t, true
+	var t *report.Tree
+	err := fmt.Errorf("no matrix to resolve %q × %q against", v, sc)
+	s.d.Tabs.view(func(tabs []*Tab, _ int) {
+		if len(tabs) > 0 {
+			t, err = st.LookupTree(tabs[0].Report, v, sc)
+		}
+	})
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusNotFound)
+		return nil, false
 	}
-	http.Error(w, fmt.Sprintf("no race %q × %q to step: the stepper has every variant × Race and ConflictRace", v, sc), http.StatusNotFound)
-	return nil, false
+	return t, true
 }
 
 func (s *server) step(w http.ResponseWriter, r *http.Request) {
