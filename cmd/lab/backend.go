@@ -56,7 +56,7 @@ func parseBackend(value string) ([]backend, error) {
 			}
 		}
 	}
-	return nil, badArgf("unknown -backend %q; it is one of: %s", value, backendFlagHelp)
+	return nil, usagef("unknown -backend %q; it is sqlite (the default), pg, pg-rc, pg-rr or pg-ser", value)
 }
 
 // onPostgres reports whether bs are PostgreSQL's matrices.

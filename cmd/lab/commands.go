@@ -101,10 +101,12 @@ func cmdMatrix(stdout, stderr io.Writer, bs []backend, args []string, asJSON, ev
 	return nil
 }
 
-// cmdPermutations runs one variant's row and lists every interleaving its
-// concurrent scenarios enumerated.
-func cmdPermutations(stdout, stderr io.Writer, bs []backend, args []string, variantArg string) error {
-	return runVariant(stdout, stderr, bs, args, variantArg, func(variant string) string { return report.Pattern(prefix(bs), "", variant) }, renderPermutations)
+// cmdPermutations runs one variant's row and lists the interleavings its
+// concurrent scenarios enumerated: three schedules an outcome, or all.
+func cmdPermutations(stdout, stderr io.Writer, bs []backend, args []string, variantArg string, all bool) error {
+	return runVariant(stdout, stderr, bs, args, variantArg,
+		func(variant string) string { return report.Pattern(prefix(bs), "", variant) },
+		func(rep *report.Report, variant string) (string, error) { return renderPermutations(rep, variant, all) })
 }
 
 // cmdRow runs one variant's row and prints each cell with its evidence.
@@ -115,7 +117,11 @@ func cmdRow(stdout, stderr io.Writer, bs []backend, args []string, variantArg st
 
 // cmdColumn runs one scenario's column and prints each cell with its
 // evidence.
-func cmdColumn(stdout, stderr io.Writer, bs []backend, args []string, scenario string) error {
+func cmdColumn(stdout, stderr io.Writer, bs []backend, args []string, scenarioArg string) error {
+	scenario, err := resolveScenario(bs, scenarioArg)
+	if err != nil {
+		return err
+	}
 	reps, output, failed, err := runBackends(stderr, bs, matrixTests(bs, report.Pattern(prefix(bs), scenario, "")), args)
 	if err != nil {
 		return err
@@ -134,7 +140,14 @@ func cmdColumn(stdout, stderr io.Writer, bs []backend, args []string, scenario s
 }
 
 // cmdExplain runs one cell and prints its verdict, evidence and transcript.
-func cmdExplain(stdout, stderr io.Writer, bs []backend, args []string, variantArg, scenario string) error {
+func cmdExplain(stdout, stderr io.Writer, bs []backend, args []string, variantArg, scenarioArg string) error {
+	if _, err := resolveVariant(variantArg); err != nil {
+		return err
+	}
+	scenario, err := resolveScenario(bs, scenarioArg)
+	if err != nil {
+		return err
+	}
 	return runVariant(stdout, stderr, bs, args, variantArg,
 		func(variant string) string { return report.Pattern(prefix(bs), scenario, variant) },
 		func(rep *report.Report, variant string) (string, error) { return renderExplain(rep, variant, scenario) })
@@ -175,7 +188,7 @@ func runVariant(stdout, stderr io.Writer, bs []backend, args []string, variantAr
 	exercise := strings.HasPrefix(variant, "exercises/")
 	if exercise {
 		if onPostgres(bs) {
-			return badArgf("an exercise's check runs on SQLite only: leave out -backend")
+			return usagef("an exercise's check runs on SQLite only: leave out -backend")
 		}
 		// An exercise's check runs the whole matrix on it, and writes the
 		// same report; the check failing means the exercise is not done.
@@ -218,7 +231,7 @@ func cmdDiff(stdout, stderr io.Writer, variantArg string) error {
 		return err
 	}
 	if variant == "correct" {
-		return badArgf("diff shows a naive variant against correct; give one of: %s", strings.Join(registered()[1:], ", "))
+		return usagef("diff compares a naive variant with correct, not correct with itself: diff checkthenact")
 	}
 	// Only the code that a variant shares with correct: doc.go and the
 	// example are prose, and would bury the mistake. A variant holds only

@@ -14,11 +14,11 @@
 //	go run ./cmd/lab row VARIANT                one variant: every verdict with its evidence
 //	go run ./cmd/lab column SCENARIO            one scenario: every variant's verdict and evidence
 //	go run ./cmd/lab explain VARIANT SCENARIO   one cell: its verdict, broken guarantees and transcript
-//	go run ./cmd/lab permutations VARIANT       the interleavings of two deliveries, grouped by outcome
+//	go run ./cmd/lab permutations [-all] VARIANT  the interleavings of two deliveries, by outcome
 //	go run ./cmd/lab diff VARIANT               a naive variant's code against correct/
 //	go run ./cmd/lab bench                      what idempotency costs, as ratios to the bare work
 //	go run ./cmd/lab web [-addr HOST:PORT]      the workshop page: matrix, swimlanes, stepper
-//	go run ./cmd/lab step VARIANT SCENARIO      play a race (Race, ConflictRace) in the terminal
+//	go run ./cmd/lab step VARIANT [RACE]        play a race (Race, the default, or ConflictRace)
 //
 // -backend chooses the matrices that the matrix, row, column, explain and
 // permutations run: sqlite (the default, which needs no server), pg for
@@ -27,10 +27,15 @@
 //
 //	IDEMLAB_PG='postgres:///postgres?host=/var/run/postgresql' go run ./cmd/lab -backend=pg
 //
-// VARIANT is correct, equivalent/<name> or naive/<mistake> (the prefix may be
-// left out), or exercises/<name> for explain and permutations.
-// The exit status is 0 on success, 1 when the scenario tests could not run or
-// failed, and 2 on a usage error (unknown subcommand, variant or scenario).
+// Names are taken as the matrix shows them, in any case (report.Lookup): a
+// scenario by its name or its column's heading (ConflictRace, CRace,
+// crace), a variant with or without naive/ or equivalent/, and a start or
+// a glob that fits one name only (Rollb, Biz*); exercises/<name> for explain
+// and permutations. A flag may come before or after the subcommand and its
+// arguments; one that the subcommand does not take is refused.
+// The exit status is 0 on success (and for -h), 1 when the scenario tests
+// could not run or failed, and 2 on a usage error (unknown subcommand,
+// variant or scenario), told in one line and followed by one usage line.
 package main
 
 import (
@@ -40,6 +45,9 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
+
+	"idemlab/lab/report"
 )
 
 // Exit statuses.
@@ -49,52 +57,113 @@ const (
 	exitUsage = 2 // bad arguments
 )
 
-// usageText is printed for -h, help and usage errors.
-const usageText = `lab renders what the scenario tests (go test ./scenarios) report.
+// command is a subcommand: its name, how it is called, how many
+// arguments it takes, which flags beyond the common ones, and what it does.
+type command struct {
+	name     string
+	synopsis string // after go run ./cmd/lab
+	min, max int    // its arguments
+	flags    []string
+	backend  bool   // -backend applies to it
+	about    string // for -h
+}
 
-usage:
-  go run ./cmd/lab [-backend=B] [-evidence | -json]
-  go run ./cmd/lab [-backend=B] row VARIANT
-  go run ./cmd/lab [-backend=B] column SCENARIO
-  go run ./cmd/lab [-backend=B] explain VARIANT SCENARIO
-  go run ./cmd/lab [-backend=B] permutations VARIANT
-  go run ./cmd/lab diff VARIANT
-  go run ./cmd/lab bench
-  go run ./cmd/lab web [-addr 127.0.0.1:8090]
-  go run ./cmd/lab step VARIANT SCENARIO
-  go run ./cmd/lab help
+// commands are the subcommands, in the order help lists them. The first,
+// with no name, is the matrix.
+var commands = []*command{
+	{name: "", synopsis: "[-backend=B] [-evidence | -json]", backend: true, flags: []string{"evidence", "json"},
+		about: "run every scenario against every variant; print the verdict matrix and its legend. " +
+			"-evidence adds a numbered line of evidence for every ✗, and of why for every ○ (a cell " +
+			"that could not judge its variant); -json prints the whole report for programs: " +
+			"scenarios, mistakes, verdicts, evidence, transcripts, interleavings"},
+	{name: "row", synopsis: "[-backend=B] row VARIANT", min: 1, max: 1, backend: true,
+		about: "run one variant's row; print every verdict with its evidence"},
+	{name: "column", synopsis: "[-backend=B] column SCENARIO", min: 1, max: 1, backend: true,
+		about: "run one scenario's column; print every verdict with its evidence"},
+	{name: "explain", synopsis: "[-backend=B] explain VARIANT SCENARIO", min: 2, max: 2, backend: true,
+		about: "run one cell; print its verdict, what the scenario shows, the variant's mistake, " +
+			"the transcript and the broken guarantees in it"},
+	{name: "permutations", synopsis: "[-backend=B] permutations [-all] VARIANT", min: 1, max: 1, backend: true,
+		flags: []string{"all"},
+		about: "run one variant's row; list the interleavings of two concurrent deliveries " +
+			"(Race, ConflictRace) grouped by outcome, with the steps that waited for the lock, " +
+			"and how many break the guarantee; three schedules an outcome, or with -all every one"},
+	{name: "diff", synopsis: "diff VARIANT", min: 1, max: 1,
+		about: "show a naive variant's code against correct/ (git diff --no-index)"},
+	{name: "bench", synopsis: "bench",
+		about: "measure what idempotency costs: correct's events/s as ratios to the same work " +
+			"without the inbox, in three durability settings, for 1, 8 and 64 deliverers, distinct " +
+			"events and repeats; with IDEMLAB_PG set, also on PostgreSQL at each isolation level, " +
+			"with its retries and busy answers per 1,000 events"},
+	{name: "web", synopsis: "web [-addr " + webAddr + "]", flags: []string{"addr"},
+		about: "serve the workshop page on localhost at once: the matrix as tabs (SQLite; " +
+			"PostgreSQL's three levels, live with IDEMLAB_PG, else their golden files' verdicts, " +
+			"labelled recorded), filled in as the tests run; each cell's transcript as swimlanes, " +
+			"diffs, claims, and a race stepper"},
+	{name: "step", synopsis: "step VARIANT [Race | ConflictRace]", min: 1, max: 2,
+		about: "play a race in the terminal, Race unless ConflictRace is named: choose which " +
+			"delivery takes its next statement, until it ends"},
+	{name: "help", synopsis: "help [SUBCOMMAND]", max: 1,
+		about: "print this text, or one subcommand's part of it (as -h does)"},
+}
 
-subcommands:
-  (none)     run every scenario against every variant; print the verdict
-             matrix and its legend
-  -evidence  the same, with a numbered line of evidence for every ✗, and of
-             why for every ○ (a cell that could not judge its variant)
-  -json      the same run, the whole report as JSON for programs: scenarios,
-             mistakes, verdicts, evidence, transcripts, interleavings
-  row        run one variant's row; print every verdict with its evidence
-  column     run one scenario's column; print every verdict with its evidence
-  explain    run one cell; print its verdict, what the scenario shows, the
-             variant's mistake, the broken guarantees and the transcript
-  permutations
-             run one variant's row; list the interleavings of two
-             concurrent deliveries (Race, ConflictRace) grouped by outcome,
-             with the steps that waited for the lock, and how many of them
-             break the guarantee
-  diff       show a naive variant's code against correct/ (git diff --no-index)
-  bench      measure what idempotency costs: correct's events/s as ratios to
-             the same work without the inbox, in three durability settings,
-             for 1, 8 and 64 deliverers, distinct events and repeats; with
-             IDEMLAB_PG set, also on PostgreSQL at each isolation level, with
-             its retries and busy answers per 1,000 events
-  web        serve the workshop page on localhost at once: the matrix as
-             tabs (SQLite; PostgreSQL's three levels, live with IDEMLAB_PG,
-             else their golden files' verdicts, labelled recorded), filled
-             in as the tests run; each cell's transcript as swimlanes,
-             diffs, claims, and a race stepper
-  step       play a race (Race or ConflictRace) in the terminal: choose
-             which delivery takes its next statement, until it ends
-  help       print this text
+// lookupCommand returns the subcommand named name, spelled out.
+func lookupCommand(name string) (*command, error) {
+	var names []report.Name
+	for _, c := range commands[1:] {
+		if c.name == strings.ToLower(name) {
+			return c, nil
+		}
+		names = append(names, report.Name{Full: c.name})
+	}
+	// The kit's lookup says which subcommand is close; a subcommand is
+	// never run on a guess, though: they can take minutes.
+	i, err := report.Lookup("subcommand", name, names)
+	if err == nil {
+		return nil, usagef("unknown subcommand %q; did you mean %s?", name, names[i].Full)
+	}
+	return nil, err
+}
 
+// usageLine is the line that follows every usage error: how c is called,
+// and that -h (go run ./cmd/lab explain -h) says more.
+func (c *command) usageLine() string {
+	return fmt.Sprintf("usage: go run ./cmd/lab %s   (-h for more)", c.synopsis)
+}
+
+// topUsage is the usage line of a command line whose subcommand is not
+// known.
+const topUsage = "usage: go run ./cmd/lab [-backend=B] [SUBCOMMAND ARGS]   (-h lists the subcommands and the names)"
+
+// help is the text of -h for c, or for everything when c is nil.
+func help(c *command) string {
+	if c != nil && c.name != "" && c.name != "help" {
+		return "usage: go run ./cmd/lab " + c.synopsis + "\n\n" + report.Wrap(c.about, 0) +
+			"\n" + namesHelp(c) + "everything: go run ./cmd/lab -h\n"
+	}
+	var b strings.Builder
+	b.WriteString("lab renders what the scenario tests (go test ./scenarios) report.\n\nusage:\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  go run ./cmd/lab %s\n", c.synopsis)
+	}
+	b.WriteString("\nsubcommands:\n")
+	for _, c := range commands {
+		name := c.name
+		if name == "" {
+			name = "(none)"
+		}
+		if len(name) > 10 {
+			fmt.Fprintf(&b, "  %s\n%s", name, report.Wrap(strings.Repeat(" ", 13)+c.about, 13))
+			continue
+		}
+		b.WriteString(report.Wrap(fmt.Sprintf("  %-10s %s", name, c.about), 13))
+	}
+	b.WriteString(backendHelp + "\n" + namesHelp(nil) + examples)
+	return b.String()
+}
+
+// backendHelp says what -backend chooses.
+const backendHelp = `
 -backend=B chooses the matrices the first five run:
   sqlite     SQLite (the default; no server needed)
   pg         PostgreSQL at READ COMMITTED, REPEATABLE READ and SERIALIZABLE
@@ -102,138 +171,240 @@ subcommands:
 PostgreSQL needs a server, named by IDEMLAB_PG, e.g.
   export IDEMLAB_PG='postgres:///postgres?host=/var/run/postgresql'
 With several matrices -json prints an array of reports, one per backend.
+Flags may come before or after the subcommand; one it does not take is refused.
+`
 
-VARIANT is correct, equivalent/<name> or naive/<mistake> (the prefix may be
-left out), or exercises/<name> for explain and permutations.
-SCENARIO is a column of the matrix, e.g. Race or Duplicate.
-
+// examples ends the help.
+const examples = `
 examples:
   go run ./cmd/lab
   go run ./cmd/lab -evidence
   go run ./cmd/lab row markfirst
-  go run ./cmd/lab column Race
-  go run ./cmd/lab explain correct Race
-  go run ./cmd/lab explain checkthenact Race
-  go run ./cmd/lab permutations checkthenact
+  go run ./cmd/lab column CRace
+  go run ./cmd/lab explain checkthenact race
+  go run ./cmd/lab permutations checkthenact -all
   go run ./cmd/lab diff naive/checkthenact
   go run ./cmd/lab -backend=pg
   go run ./cmd/lab -backend=pg-rc explain checkthenacttx Race
   go run ./cmd/lab web
-  go run ./cmd/lab step checkthenact Race
+  go run ./cmd/lab step checkthenact
 `
+
+// namesHelp says how variants and scenarios are named, and lists them,
+// for the help of c (every subcommand's when c is nil).
+func namesHelp(c *command) string {
+	var b strings.Builder
+	variant, scenario := c == nil, c == nil
+	if c != nil {
+		variant = strings.Contains(c.synopsis, "VARIANT")
+		scenario = strings.Contains(c.synopsis, "SCENARIO")
+	}
+	if !variant && !scenario {
+		return ""
+	}
+	b.WriteString(report.Wrap("Names are taken as the matrix shows them, in any case: a scenario by its name or its "+
+		"heading (ConflictRace, CRace, crace), a variant with or without naive/ (checkthenact); a start or a "+
+		"glob that fits one name only will do (Rollb, Biz*). explain and permutations also take exercises/<name>.", 0))
+	if variant {
+		b.WriteString(report.Wrap("VARIANT: "+strings.Join(registered(), ", "), 4))
+	}
+	if scenario {
+		if cols, err := columns(backends[:1]); err == nil {
+			var names []string
+			for _, s := range cols {
+				names = append(names, s.Short+" "+s.Name)
+			}
+			b.WriteString(report.Wrap("SCENARIO: "+strings.Join(names, ", "), 4))
+		}
+	}
+	return b.String() + "\n"
+}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// usageError is an error in the command line: it exits with status 2. If
-// showUsage is set, the usage text follows the message; a message that
-// already lists the valid names (an unknown variant or scenario) stands alone.
-type usageError struct {
-	msg       string
-	showUsage bool
-}
+// usageError is an error in the command line: it exits with status 2, its
+// one line followed by the usage line of the subcommand it was given to.
+type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
 
-// usagef returns a usageError, followed by the usage text, for a command
-// line of the wrong shape.
+// usagef returns a usageError.
 func usagef(format string, args ...any) error {
-	return &usageError{msg: fmt.Sprintf(format, args...), showUsage: true}
+	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
-// badArgf returns a usageError for an unknown name; its message says which
-// names are valid.
-func badArgf(format string, args ...any) error {
-	return &usageError{msg: fmt.Sprintf(format, args...)}
+// options are the command line parsed: its arguments in order, and its
+// flags wherever they stood.
+type options struct {
+	args           []string
+	backend, addr  string
+	json, evidence bool
+	all, help      bool
+	set            map[string]bool // the flags given
+}
+
+// parseArgs reads the flags wherever they stand, before, between or after
+// the subcommand and its arguments (after -- everything is an argument),
+// so that a flag after an argument is honoured, not taken for one.
+func parseArgs(args []string) (*options, error) {
+	o := &options{set: map[string]bool{}}
+	fs := flag.NewFlagSet("lab", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.backend, "backend", "sqlite", "the matrices to run: "+backendFlagHelp)
+	fs.BoolVar(&o.json, "json", false, "print the whole report as JSON")
+	fs.BoolVar(&o.evidence, "evidence", false, "print a line of evidence for every ✗, and why for every ○")
+	fs.BoolVar(&o.all, "all", false, "permutations: list every interleaving")
+	fs.StringVar(&o.addr, "addr", webAddr, "web: the address to serve on")
+	var after []string
+	if i := slices.Index(args, "--"); i >= 0 {
+		args, after = args[:i], args[i+1:]
+	}
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				o.help = true
+				break
+			}
+			return o, usagef("%v", err)
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		o.args = append(o.args, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	o.args = append(o.args, after...)
+	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
+	return o, nil
 }
 
 // run parses args, runs the subcommand they name and returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("lab", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	asJSON := fs.Bool("json", false, "print the whole report as JSON")
-	evidence := fs.Bool("evidence", false, "print a line of evidence for every ✗, and why for every ○")
-	backendArg := fs.String("backend", "sqlite", "the matrices to run: "+backendFlagHelp)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, usageText)
-			return exitOK
-		}
-		return exitStatus(stderr, usagef("%v", err))
-	}
-	rest := fs.Args()
-	bs, err := parseBackend(*backendArg)
+	o, err := parseArgs(args)
+	c := commands[0]
 	if err != nil {
-		return exitStatus(stderr, err)
+		if len(o.args) > 0 {
+			c, _ = lookupCommand(o.args[0])
+		}
+		return exitStatus(stderr, err, c)
 	}
-	if len(rest) == 0 {
-		return exitStatus(stderr, cmdMatrix(stdout, stderr, bs, args, *asJSON, *evidence))
+	if len(o.args) > 0 {
+		if c, err = lookupCommand(o.args[0]); err != nil {
+			if o.help {
+				fmt.Fprint(stdout, help(nil))
+				return exitOK
+			}
+			return exitStatus(stderr, err, nil)
+		}
 	}
-	if sub := rest[0]; onPostgres(bs) && !slices.Contains([]string{"row", "column", "explain", "permutations"}, sub) {
-		return exitStatus(stderr, usagef("-backend applies to the matrix, row, column, explain and permutations, not to %s "+
-			"(web shows every backend as a tab)", sub))
-	}
-	if *asJSON || *evidence {
-		return exitStatus(stderr, usagef("-json and -evidence apply only to the matrix (go run ./cmd/lab -evidence)"))
-	}
-	switch sub, subArgs := rest[0], rest[1:]; sub {
-	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usageText)
+	rest := o.args[min(1, len(o.args)):]
+	if o.help || c.name == "help" {
+		if c.name == "help" && len(rest) > 0 {
+			if c, err = lookupCommand(rest[0]); err != nil {
+				return exitStatus(stderr, err, commands[len(commands)-1])
+			}
+		}
+		fmt.Fprint(stdout, help(c))
 		return exitOK
-	case "explain":
-		if len(subArgs) != 2 {
-			return exitStatus(stderr, usagef("explain takes a variant and a scenario: go run ./cmd/lab explain VARIANT SCENARIO"))
-		}
-		return exitStatus(stderr, cmdExplain(stdout, stderr, bs, args, subArgs[0], subArgs[1]))
-	case "row":
-		if len(subArgs) != 1 {
-			return exitStatus(stderr, usagef("row takes one variant: go run ./cmd/lab row VARIANT"))
-		}
-		return exitStatus(stderr, cmdRow(stdout, stderr, bs, args, subArgs[0]))
-	case "column":
-		if len(subArgs) != 1 {
-			return exitStatus(stderr, usagef("column takes one scenario: go run ./cmd/lab column SCENARIO"))
-		}
-		return exitStatus(stderr, cmdColumn(stdout, stderr, bs, args, subArgs[0]))
-	case "permutations":
-		if len(subArgs) != 1 {
-			return exitStatus(stderr, usagef("permutations takes one variant: go run ./cmd/lab permutations VARIANT"))
-		}
-		return exitStatus(stderr, cmdPermutations(stdout, stderr, bs, args, subArgs[0]))
-	case "bench":
-		if len(subArgs) != 0 {
-			return exitStatus(stderr, usagef("bench takes no arguments: go run ./cmd/lab bench"))
-		}
-		return exitStatus(stderr, cmdBench(stdout, stderr))
-	case "diff":
-		if len(subArgs) != 1 {
-			return exitStatus(stderr, usagef("diff takes one variant: go run ./cmd/lab diff VARIANT"))
-		}
-		return exitStatus(stderr, cmdDiff(stdout, stderr, subArgs[0]))
-	case "web":
-		return exitStatus(stderr, cmdWeb(stdout, stderr, subArgs))
-	case "step":
-		if len(subArgs) != 2 {
-			return exitStatus(stderr, usagef("step takes a variant and a race: go run ./cmd/lab step naive/checkthenact Race"))
-		}
-		return exitStatus(stderr, cmdStep(os.Stdin, stdout, stderr, subArgs[0], subArgs[1]))
-	default:
-		return exitStatus(stderr, usagef("unknown subcommand %q", sub))
 	}
+	for _, name := range []string{"json", "evidence", "all", "addr"} {
+		if o.set[name] && !slices.Contains(c.flags, name) {
+			return exitStatus(stderr, refuse(name, c), c)
+		}
+	}
+	bs, err := parseBackend(o.backend)
+	if err != nil {
+		return exitStatus(stderr, err, c)
+	}
+	if onPostgres(bs) && !c.backend {
+		return exitStatus(stderr, usagef("-backend applies to the matrix, row, column, explain and permutations, "+
+			"not to %s", c.name), c)
+	}
+	if len(rest) < c.min || len(rest) > c.max {
+		return exitStatus(stderr, c.wrongArgs(rest), c)
+	}
+	return exitStatus(stderr, c.run(o, bs, args, rest, stdout, stderr), c)
+}
+
+// refuse is the error for a flag c does not take.
+func refuse(flag string, c *command) error {
+	switch flag {
+	case "json", "evidence":
+		return usagef("-json and -evidence apply only to the matrix (go run ./cmd/lab -evidence), not to %s", c.name)
+	case "all":
+		return usagef("-all applies only to permutations (go run ./cmd/lab permutations -all VARIANT)")
+	}
+	return usagef("-addr applies only to web (go run ./cmd/lab web -addr %s)", webAddr)
+}
+
+// wrongArgs says what c takes, given args.
+func (c *command) wrongArgs(args []string) error {
+	takes := map[string]string{
+		"row": "one variant", "column": "one scenario", "explain": "a variant and a scenario",
+		"permutations": "one variant", "diff": "one variant", "bench": "no arguments",
+		"web": "no arguments, only -addr", "step": "a variant and, if not Race, the race",
+		"help": "at most a subcommand",
+	}[c.name]
+	if c.name == "" {
+		return usagef("unknown subcommand %q", args[0])
+	}
+	return usagef("%s takes %s, not %d: %s", c.name, takes, len(args), quoteArgs(args))
+}
+
+// quoteArgs lists args as they were given, for an error.
+func quoteArgs(args []string) string {
+	if len(args) == 0 {
+		return "none given"
+	}
+	var q []string
+	for _, a := range args {
+		q = append(q, fmt.Sprintf("%q", a))
+	}
+	return strings.Join(q, " ")
+}
+
+// run runs c with its arguments.
+func (c *command) run(o *options, bs []backend, args, rest []string, stdout, stderr io.Writer) error {
+	switch c.name {
+	case "":
+		return cmdMatrix(stdout, stderr, bs, args, o.json, o.evidence)
+	case "explain":
+		return cmdExplain(stdout, stderr, bs, args, rest[0], rest[1])
+	case "row":
+		return cmdRow(stdout, stderr, bs, args, rest[0])
+	case "column":
+		return cmdColumn(stdout, stderr, bs, args, rest[0])
+	case "permutations":
+		return cmdPermutations(stdout, stderr, bs, args, rest[0], o.all)
+	case "bench":
+		return cmdBench(stdout, stderr)
+	case "diff":
+		return cmdDiff(stdout, stderr, rest[0])
+	case "web":
+		return cmdWeb(stdout, stderr, o.addr)
+	case "step":
+		return cmdStep(os.Stdin, stdout, stderr, rest)
+	}
+	return fmt.Errorf("subcommand %s has no code", c.name)
 }
 
 // exitStatus prints err, if any, and returns the exit status it calls for. A
-// usage error is followed by the usage text.
-func exitStatus(stderr io.Writer, err error) int {
+// usage error, or a name the kit's lookup could not resolve, is one line
+// followed by the usage line of c (nil: of the whole command).
+func exitStatus(stderr io.Writer, err error, c *command) int {
 	if err == nil {
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "lab: %v\n", err)
 	var ue *usageError
-	if errors.As(err, &ue) {
-		if ue.showUsage {
-			fmt.Fprintf(stderr, "\n%s", usageText)
+	var le *report.LookupError
+	if errors.As(err, &ue) || errors.As(err, &le) {
+		if c == nil {
+			fmt.Fprintln(stderr, topUsage)
+		} else {
+			fmt.Fprintln(stderr, c.usageLine())
 		}
 		return exitUsage
 	}

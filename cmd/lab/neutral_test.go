@@ -74,7 +74,7 @@ func TestNeutralRendered(t *testing.T) {
 		t.Errorf("renderExplain(naive/trigger, Race) =\n%s\nwant neither a PASS nor a FAIL", explain)
 	}
 
-	perms, err := renderPermutations(rep, "naive/trigger")
+	perms, err := renderPermutations(rep, "naive/trigger", false)
 	if err != nil {
 		t.Fatalf("renderPermutations(naive/trigger) error = %v", err)
 	}

@@ -88,17 +88,18 @@ func footnotes(rep *report.Report) string {
 }
 
 // renderMatrix is the output of go run ./cmd/lab: the matrix and its
-// legend exactly as rep.Matrix renders them (the text of the golden file),
-// then, on request, the evidence footnotes, and the hint.
+// legend as rep.Terminal renders them (the golden file's rows and legend
+// under a heading that needs no decoding), then, on request, the evidence
+// footnotes, and the hint.
 func renderMatrix(rep *report.Report, evidence bool) string {
 	return renderMatrices([]*report.Report{rep}, evidence, "")
 }
 
 // renderMatrices is renderMatrix for the matrices of one or more backends
-// (report.Matrices: SQLite's alone stays the golden file's text), then the
-// evidence of each, and the hint for the same backends.
+// (report.TerminalMatrices: SQLite's alone is untitled), then the evidence
+// of each, and the hint for the same backends.
 func renderMatrices(reps []*report.Report, evidence bool, flag string) string {
-	out := report.Matrices(reps) + "\n"
+	out := report.TerminalMatrices(reps) + "\n"
 	if evidence {
 		for _, rep := range reps {
 			out += titled(rep, len(reps) > 1, footnotes(rep)) + "\n"
@@ -132,9 +133,9 @@ func renderJSON(reps []*report.Report) ([]byte, error) {
 // renderRow is the output of row: every cell of one variant, its verdict
 // and its evidence.
 func renderRow(rep *report.Report, variant string) (string, error) {
-	v, ok := findVariant(rep, variant)
-	if !ok {
-		return "", badArgf("variant %q has no row in the report; variants are: %s", variant, variantNames(rep))
+	v, err := findVariant(rep, variant)
+	if err != nil {
+		return "", err
 	}
 	var b strings.Builder
 	mistake := v.Mistake
@@ -160,9 +161,9 @@ func renderRow(rep *report.Report, variant string) (string, error) {
 // renderColumn is the output of column: one scenario's verdict on every
 // variant, with its evidence.
 func renderColumn(rep *report.Report, scenario string) (string, error) {
-	s, ok := findScenario(rep, scenario)
-	if !ok {
-		return "", badArgf("unknown scenario %q; scenarios are: %s", scenario, scenarioNames(rep))
+	s, err := findScenario(rep, scenario)
+	if err != nil {
+		return "", err
 	}
 	var b strings.Builder
 	b.WriteString(report.Wrap(fmt.Sprintf("%s: %s (%s)", s.Name, s.Shows, s.Claims), 4))
@@ -195,42 +196,28 @@ func limitMark(s report.ScenarioInfo) string {
 	return ""
 }
 
-// findScenario returns the column of rep named name.
-func findScenario(rep *report.Report, name string) (report.ScenarioInfo, bool) {
-	for _, s := range rep.Scenarios {
-		if s.Name == name {
-			return s, true
-		}
+// findVariant returns the row of rep that variant names
+// (report.LookupVariant), or says why it has none: a variant of the
+// registry that runs on another backend only has no row here.
+func findVariant(rep *report.Report, variant string) (report.VariantResults, error) {
+	v, err := rep.LookupVariant(variant)
+	switch {
+	case err != nil && slices.Contains(registered(), variant):
+		return v, usagef("%s has no row on %s: it runs on another backend (-backend=pg)", variant, rep.BackendName())
+	case err != nil:
+		return v, usagef("%v", err)
 	}
-	return report.ScenarioInfo{}, false
+	return v, nil
 }
 
-// findVariant returns the row of rep named name.
-func findVariant(rep *report.Report, name string) (report.VariantResults, bool) {
-	for _, v := range rep.Variants {
-		if v.Name == name {
-			return v, true
-		}
+// findScenario returns the column of rep that scenario names
+// (report.LookupScenario).
+func findScenario(rep *report.Report, scenario string) (report.ScenarioInfo, error) {
+	s, err := rep.LookupScenario(scenario)
+	if err != nil {
+		return s, usagef("%v", err)
 	}
-	return report.VariantResults{}, false
-}
-
-// scenarioNames lists the columns of rep, for error messages.
-func scenarioNames(rep *report.Report) string {
-	var names []string
-	for _, s := range rep.Scenarios {
-		names = append(names, s.Name)
-	}
-	return strings.Join(names, ", ")
-}
-
-// variantNames lists the rows of rep, for error messages.
-func variantNames(rep *report.Report) string {
-	var names []string
-	for _, v := range rep.Variants {
-		names = append(names, v.Name)
-	}
-	return strings.Join(names, ", ")
+	return s, nil
 }
 
 // renderExplain is the output of explain: the verdict of variant on
@@ -239,13 +226,13 @@ func variantNames(rep *report.Report) string {
 // unknown scenario, or a variant the tests do not run, is a usage error
 // naming the valid ones.
 func renderExplain(rep *report.Report, variant, scenario string) (string, error) {
-	s, ok := findScenario(rep, scenario)
-	if !ok {
-		return "", badArgf("unknown scenario %q; scenarios are: %s", scenario, scenarioNames(rep))
+	s, err := findScenario(rep, scenario)
+	if err != nil {
+		return "", err
 	}
-	v, ok := findVariant(rep, variant)
-	if !ok {
-		return "", badArgf("variant %s is not in the report; it has: %s", variant, variantNames(rep))
+	v, err := findVariant(rep, variant)
+	if err != nil {
+		return "", err
 	}
 	c := v.Results[s.Name]
 	if c == nil {
@@ -265,25 +252,23 @@ func renderExplain(rep *report.Report, variant, scenario string) (string, error)
 			"the handler did instead", 4))
 	case c.Pass:
 		b.WriteString(report.Wrap("detail: "+c.Detail, 4))
-	default:
-		failures := c.Failures
-		if len(failures) == 0 {
-			failures = []string{c.Detail}
-		}
-		b.WriteString("failures:\n")
-		for i, f := range failures {
-			where := ""
-			if i < len(c.Where) && c.Where[i] != "" {
-				where = c.Where[i] + ": "
-			}
-			b.WriteString(report.Wrap("  "+where+f, 6))
-		}
 	}
+	lines, rest := failuresInPlace(c)
 	b.WriteString("transcript:\n")
-	if transcript := c.Text(); transcript == "" {
+	if transcript := report.RenderTranscript(lines, report.TranscriptWidth); transcript == "" {
 		b.WriteString("(empty)\n")
 	} else {
 		b.WriteString(transcript)
+	}
+	if len(rest) > 0 {
+		if len(lines) > 0 {
+			b.WriteString("broken too, in runs the transcript does not show:\n")
+		} else {
+			b.WriteString("failures:\n")
+		}
+		for _, f := range rest {
+			b.WriteString(report.Wrap("  "+f, 6))
+		}
 	}
 	if name, ok := strings.CutPrefix(v.Name, "exercises/"); ok {
 		fmt.Fprintf(&b, "the same check: go test ./checks -exercise=%s -exercise.show=%s\n", name, s.Name)
@@ -296,12 +281,13 @@ func renderExplain(rep *report.Report, variant, scenario string) (string, error)
 // renderPermutations lists, for every scenario of variant's row that
 // enumerated interleavings, the interleavings grouped by what came of them:
 // each outcome once, with how many interleavings led to it, which steps
-// waited for a lock, and the schedules. It ends each scenario with a count
+// waited for a lock, and the schedules, three of each or, with all, every
+// one. It ends each scenario with a count
 // such as "naive/checkthenact: 18 of 20 interleavings break Race".
-func renderPermutations(rep *report.Report, variant string) (string, error) {
-	v, ok := findVariant(rep, variant)
-	if !ok {
-		return "", badArgf("variant %q has no row in the report; variants are: %s", variant, variantNames(rep))
+func renderPermutations(rep *report.Report, variant string, all bool) (string, error) {
+	v, err := findVariant(rep, variant)
+	if err != nil {
+		return "", err
 	}
 	var b strings.Builder
 	for _, s := range rep.Scenarios {
@@ -347,11 +333,15 @@ func renderPermutations(rep *report.Report, variant string) (string, error) {
 			if g.waited != "" {
 				b.WriteString(report.Wrap("    waited for the lock: "+g.waited, 8))
 			}
-			for _, sched := range g.schedules[:min(len(g.schedules), 3)] {
+			shown := len(g.schedules)
+			if !all {
+				shown = min(shown, 3)
+			}
+			for _, sched := range g.schedules[:shown] {
 				b.WriteString(report.Wrap("    "+sched, 8))
 			}
-			if more := len(g.schedules) - 3; more > 0 {
-				fmt.Fprintf(&b, "    … and %s more\n", report.Count(more, "interleaving", "interleavings"))
+			if more := len(g.schedules) - shown; more > 0 {
+				fmt.Fprintf(&b, "    … and %s more (-all lists them)\n", report.Count(more, "interleaving", "interleavings"))
 			}
 		}
 		unjudged := ""
@@ -365,4 +355,70 @@ func renderPermutations(rep *report.Report, variant string) (string, error) {
 	}
 	b.WriteString("the shortest broken one, step by step: " + labOn(rep) + " explain " + variant + " SCENARIO\n")
 	return b.String(), nil
+}
+
+// failuresInPlace returns c's transcript with its broken guarantees where
+// they broke, each once, and the failures the transcript does not show.
+//
+// The transcript tells every broken guarantee of the run it shows as a
+// FAIL line where it broke; the cell's Failures list them again, with the
+// file:line that found them, and for a sweep of cases or of interleavings
+// with the case ("WAL, full disk: …") or the tally ("18 of 20 interleavings
+// break it; the shortest, …: balance …") before the quoted failure. So a
+// FAIL line takes the failure it quotes, with its file:line; a tally that
+// quotes a failure told above it leaves the quote out; and a failure of a
+// run the transcript does not show is listed after it.
+func failuresInPlace(c *report.Cell) (lines []report.Line, rest []string) {
+	failures := slices.Clone(c.Failures)
+	if !c.Pass && len(failures) == 0 {
+		failures = []string{c.Detail}
+	}
+	where := func(i int) string {
+		if i < len(c.Where) && c.Where[i] != "" {
+			return c.Where[i] + ": "
+		}
+		return ""
+	}
+	lines = slices.Clone(c.Lines)
+	used := make([]bool, len(failures))
+	var fails []int // the FAIL lines, in order
+	for i, l := range lines {
+		if l.Kind == report.KindFail && strings.HasPrefix(l.Text, "FAIL: ") {
+			fails = append(fails, i)
+		}
+	}
+	text := func(i int) string { return strings.TrimPrefix(c.Lines[i].Text, "FAIL: ") }
+	claim := func(i int, match func(f string) bool) {
+		for j, f := range failures {
+			if !used[j] && match(f) {
+				used[j] = true
+				lines[i].Text = "FAIL: " + where(j) + f
+				return
+			}
+		}
+	}
+	// The failure a line quotes whole first, then one that quotes it after
+	// its case.
+	for _, i := range fails {
+		claim(i, func(f string) bool { return f == text(i) })
+	}
+	for _, i := range fails {
+		if lines[i].Text == c.Lines[i].Text {
+			claim(i, func(f string) bool { return strings.HasSuffix(f, ": "+text(i)) })
+		}
+	}
+	for k, i := range fails {
+		for _, e := range fails[:k] {
+			if quoted := ": " + text(e); strings.HasSuffix(lines[i].Text, quoted) {
+				lines[i].Text = strings.TrimSuffix(lines[i].Text, quoted)
+				break
+			}
+		}
+	}
+	for j, f := range failures {
+		if !used[j] {
+			rest = append(rest, where(j)+f)
+		}
+	}
+	return lines, rest
 }

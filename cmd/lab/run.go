@@ -154,24 +154,50 @@ func tail(out []byte, n int) string {
 }
 
 // resolveVariant turns a variant as typed on the command line into its name
-// in the registry (package variants): "correct", "naive/checkthenact", given
-// with or without the naive/ or equivalent/ prefix, and with a leading ./ or a trailing
-// slash, as a shell's completion leaves them. An unknown name is a usage
-// error that lists the variants there are.
+// in the registry (package variants), by the kit's one lookup
+// (report.LookupVariant): "correct", "naive/checkthenact", given with or
+// without the naive/ or equivalent/ prefix, in any case, with a leading ./
+// or a trailing slash as a shell's completion leaves them, or as a start
+// or a glob that fits one name only. An exercise's package
+// ("exercises/checkthenact") is taken as it is. A name that fits none, or
+// more than one, is a one-line error that says which are close.
 func resolveVariant(arg string) (string, error) {
 	name := strings.TrimSuffix(strings.TrimPrefix(filepath.ToSlash(strings.TrimSpace(arg)), "./"), "/")
-	if name == "" {
-		return "", badArgf("empty variant name; variants are: %s", strings.Join(registered(), ", "))
-	}
-	for _, candidate := range []string{name, "naive/" + name, "equivalent/" + name} {
-		if slices.Contains(registered(), candidate) {
-			return candidate, nil
-		}
-	}
 	if isExercise(name) {
 		return name, nil
 	}
-	return "", badArgf("unknown variant %q; variants are: %s", arg, strings.Join(registered(), ", "))
+	return report.LookupVariant(registered(), arg)
+}
+
+// resolveScenario turns a scenario as typed on the command line into the
+// name of a column of bs's matrix, by the kit's one lookup
+// (report.LookupScenario): "ConflictRace", "CRace", "crace", "Biz*".
+func resolveScenario(bs []backend, arg string) (string, error) {
+	cols, err := columns(bs)
+	if err != nil {
+		return "", err
+	}
+	s, err := report.LookupScenario(cols, arg)
+	return s.Name, err
+}
+
+// columns are the scenarios of bs's first matrix, with their headings, as
+// its golden file records them: the command resolves a scenario's name
+// before it runs anything, without linking the scenarios themselves.
+func columns(bs []backend) ([]report.ScenarioInfo, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(filepath.Join(root, bs[0].golden))
+	if err != nil {
+		return nil, fmt.Errorf("the matrix's columns: %w", err)
+	}
+	rep, err := report.ParseReport(string(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", bs[0].golden, err)
+	}
+	return rep.Scenarios, nil
 }
 
 // isExercise reports whether name is an exercise package of the module

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -43,13 +42,10 @@ const stepperTest = "TestStepper"
 // page as go test reports it finished. A cell has no verdict on the page
 // until its run has given one; without a server the PostgreSQL tabs show
 // their golden files' verdicts, labelled as recorded.
-func cmdWeb(stdout, stderr io.Writer, args []string) error {
-	fs := flag.NewFlagSet("web", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	addr := fs.String("addr", webAddr, "the address to serve on; keep it on localhost unless the room needs it")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		return usagef("web takes only -addr: go run ./cmd/lab web [-addr %s]", webAddr)
-	}
+//
+// addr is where to serve (-addr): keep it on localhost unless the room
+// needs it.
+func cmdWeb(stdout, stderr io.Writer, addr string) error {
 	root, err := moduleRoot()
 	if err != nil {
 		return err
@@ -68,7 +64,7 @@ func cmdWeb(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("%w\nanother server on that port? pick another with -addr 127.0.0.1:PORT,\n"+
 			"or -addr 127.0.0.1:0 for a free one", err)
@@ -260,21 +256,30 @@ func newServer(h http.Handler) *http.Server {
 }
 
 // cmdStep plays one race in the terminal: it exports that race's tree (one
-// cell of TestStepper) and walks it with the student's choices.
-func cmdStep(stdin io.Reader, stdout, stderr io.Writer, variantArg, scenario string) error {
+// cell of TestStepper) and walks it with the student's choices. args are
+// the variant and the race, Race unless args name ConflictRace.
+func cmdStep(stdin io.Reader, stdout, stderr io.Writer, args []string) error {
 	root, err := moduleRoot()
 	if err != nil {
 		return err
 	}
-	variant, err := resolveVariant(variantArg)
+	variant, err := resolveVariant(args[0])
+	if err != nil {
+		return err
+	}
+	race := "Race"
+	if len(args) > 1 {
+		race = args[1]
+	}
+	scenario, err := resolveScenario(backends[:1], race)
 	if err != nil {
 		return err
 	}
 	if scenario != "Race" && scenario != "ConflictRace" {
-		return badArgf("step plays a race of two deliveries: Race or ConflictRace, not %q", scenario)
+		return usagef("step plays a race of two deliveries, Race or ConflictRace (CRace); %s is not one", scenario)
 	}
 	if strings.HasPrefix(variant, "exercises/") {
-		return badArgf("step plays the kit's variants (go run ./cmd/lab step naive/checkthenact Race), not exercises")
+		return usagef("step plays the kit's variants (go run ./cmd/lab step naive/checkthenact), not exercises")
 	}
 	tree, err := exportTree(stderr, root, variant, scenario)
 	if err != nil {
