@@ -19,6 +19,7 @@
 //	go run ./cmd/lab bench                      what idempotency costs, as ratios to the bare work
 //	go run ./cmd/lab web [-addr HOST:PORT]      the workshop page: matrix, swimlanes, stepper
 //	go run ./cmd/lab step VARIANT [RACE]        play a race (Race, the default, or ConflictRace)
+//	go run ./cmd/lab tour [N] [-answer]         a guided tour in seven steps, questions for the room
 //
 // -backend chooses the matrices that the matrix, row, column, explain and
 // permutations run: sqlite (the default, which needs no server), pg for
@@ -103,6 +104,10 @@ var commands = []*command{
 	{name: "step", synopsis: "step VARIANT [Race | ConflictRace]", min: 1, max: 2,
 		about: "play a race in the terminal, Race unless ConflictRace is named: choose which " +
 			"delivery takes its next statement, until it ends"},
+	{name: "tour", synopsis: "tour [N] [-answer]", max: 1, flags: []string{"answer"},
+		about: "a guided tour in the article's order, from the seed's 20 deliveries to the " +
+			"limits: each step one thing to run or click, what to look at and a question for the " +
+			"room. tour N shows one step; its answer comes with -answer, or after Enter on a terminal"},
 	{name: "help", synopsis: "help [SUBCOMMAND]", max: 1,
 		about: "print this text, or one subcommand's part of it (as -h does)"},
 }
@@ -179,6 +184,7 @@ const examples = `
 examples:
   go run ./cmd/lab
   go run ./cmd/lab -evidence
+  go run ./cmd/lab tour
   go run ./cmd/lab row markfirst
   go run ./cmd/lab column CRace
   go run ./cmd/lab explain checkthenact race
@@ -238,11 +244,11 @@ func usagef(format string, args ...any) error {
 // options are the command line parsed: its arguments in order, and its
 // flags wherever they stood.
 type options struct {
-	args           []string
-	backend, addr  string
-	json, evidence bool
-	all, help      bool
-	set            map[string]bool // the flags given
+	args              []string
+	backend, addr     string
+	json, evidence    bool
+	all, answer, help bool
+	set               map[string]bool // the flags given
 }
 
 // parseArgs reads the flags wherever they stand, before, between or after
@@ -257,6 +263,7 @@ func parseArgs(args []string) (*options, error) {
 	fs.BoolVar(&o.evidence, "evidence", false, "print a line of evidence for every ✗, and why for every ○")
 	fs.BoolVar(&o.all, "all", false, "permutations: list every interleaving")
 	fs.StringVar(&o.addr, "addr", webAddr, "web: the address to serve on")
+	fs.BoolVar(&o.answer, "answer", false, "tour: show the answer")
 	var after []string
 	if i := slices.Index(args, "--"); i >= 0 {
 		args, after = args[:i], args[i+1:]
@@ -309,7 +316,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, help(c))
 		return exitOK
 	}
-	for _, name := range []string{"json", "evidence", "all", "addr"} {
+	for _, name := range []string{"json", "evidence", "all", "addr", "answer"} {
 		if o.set[name] && !slices.Contains(c.flags, name) {
 			return exitStatus(stderr, refuse(name, c), c)
 		}
@@ -335,8 +342,10 @@ func refuse(flag string, c *command) error {
 		return usagef("-json and -evidence apply only to the matrix (go run ./cmd/lab -evidence), not to %s", c.name)
 	case "all":
 		return usagef("-all applies only to permutations (go run ./cmd/lab permutations -all VARIANT)")
+	case "addr":
+		return usagef("-addr applies only to web (go run ./cmd/lab web -addr %s)", webAddr)
 	}
-	return usagef("-addr applies only to web (go run ./cmd/lab web -addr %s)", webAddr)
+	return usagef("-answer applies only to tour (go run ./cmd/lab tour N -answer)")
 }
 
 // wrongArgs says what c takes, given args.
@@ -345,7 +354,7 @@ func (c *command) wrongArgs(args []string) error {
 		"row": "one variant", "column": "one scenario", "explain": "a variant and a scenario",
 		"permutations": "one variant", "diff": "one variant", "bench": "no arguments",
 		"web": "no arguments, only -addr", "step": "a variant and, if not Race, the race",
-		"help": "at most a subcommand",
+		"tour": "at most a step's number", "help": "at most a subcommand",
 	}[c.name]
 	if c.name == "" {
 		return usagef("unknown subcommand %q", args[0])
@@ -386,6 +395,8 @@ func (c *command) run(o *options, bs []backend, args, rest []string, stdout, std
 		return cmdWeb(stdout, stderr, o.addr)
 	case "step":
 		return cmdStep(os.Stdin, stdout, stderr, rest)
+	case "tour":
+		return cmdTour(os.Stdin, isTerminal(os.Stdin), stdout, rest, o.answer)
 	}
 	return fmt.Errorf("subcommand %s has no code", c.name)
 }

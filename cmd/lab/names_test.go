@@ -117,6 +117,8 @@ func TestUsageErrorShape(t *testing.T) {
 		{[]string{"web", "x"}, "web takes no arguments, only -addr", "web [-addr"},
 		{[]string{"step"}, "step takes a variant and, if not Race, the race", "step VARIANT [Race | ConflictRace]"},
 		{[]string{"step", "correct", "Race", "x"}, "step takes", "step VARIANT"},
+		{[]string{"tour", "9"}, `the tour has steps 1 to `, "tour [N] [-answer]"},
+		{[]string{"tour", "1", "2"}, "tour takes at most a step's number", "tour [N]"},
 		{[]string{"permutations"}, "permutations takes one variant", "permutations [-all] VARIANT"},
 		{[]string{"column", "Racee"}, `unknown scenario "Racee"; did you mean Race?`, "column SCENARIO"},
 		{[]string{"column", "con"}, `ambiguous scenario "con": `, "column SCENARIO"},
@@ -135,6 +137,7 @@ func TestUsageErrorShape(t *testing.T) {
 		{[]string{"row", "markfirst", "-evidence"}, "-json and -evidence apply only to the matrix", "row VARIANT"},
 		{[]string{"row", "markfirst", "-all"}, "-all applies only to permutations", "row VARIANT"},
 		{[]string{"explain", "correct", "Race", "-addr", ":1"}, "-addr applies only to web", "explain VARIANT SCENARIO"},
+		{[]string{"column", "Race", "-answer"}, "-answer applies only to tour", "column SCENARIO"},
 		{[]string{"help", "nosuch"}, `unknown subcommand "nosuch"`, "help [SUBCOMMAND]"},
 	} {
 		var stdout, stderr bytes.Buffer
@@ -209,8 +212,9 @@ func TestFlagAfterArgument(t *testing.T) {
 		{[]string{"row", "markfirst", "-backend", "pg-rc"}, options{args: []string{"row", "markfirst"}, backend: "pg-rc"}},
 		{[]string{"explain", "correct", "-backend=pg", "Race"}, options{args: []string{"explain", "correct", "Race"}, backend: "pg"}},
 		{[]string{"web", "-addr", "127.0.0.1:0"}, options{args: []string{"web"}, addr: "127.0.0.1:0"}},
+		{[]string{"tour", "3", "-answer"}, options{args: []string{"tour", "3"}, answer: true}},
 		{[]string{"-evidence"}, options{evidence: true}},
-		{[]string{"row", "--", "-all"}, options{args: []string{"row", "-all"}}},
+		{[]string{"tour", "--", "-answer"}, options{args: []string{"tour", "-answer"}}},
 	} {
 		got, err := parseArgs(tt.args)
 		want := tt.want
@@ -221,7 +225,7 @@ func TestFlagAfterArgument(t *testing.T) {
 			want.addr = webAddr
 		}
 		if err != nil || !slices.Equal(got.args, want.args) || got.backend != want.backend || got.addr != want.addr ||
-			got.all != want.all || got.evidence != want.evidence || got.json != want.json {
+			got.all != want.all || got.answer != want.answer || got.evidence != want.evidence || got.json != want.json {
 			t.Errorf("parseArgs(%q) = %+v, %v, want %+v", tt.args, *got, err, want)
 		}
 	}
