@@ -433,3 +433,32 @@ func TestPermutationsAll(t *testing.T) {
 		t.Errorf("renderPermutations(all) = %q, want no \"more\"", all)
 	}
 }
+
+// TestColumnExplainKeepClaims: column and explain, like the legend, never
+// break a line inside a scenario's claim list.
+func TestColumnExplainKeepClaims(t *testing.T) {
+	rep := goldenReport(t, backends[0].golden)
+	for _, s := range rep.Scenarios {
+		column, err := renderColumn(rep, s.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		explain, err := renderExplain(rep, "correct", s.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, out := range map[string]string{"renderColumn": column, "renderExplain": explain} {
+			if !regexp.MustCompile(`(?m)` + regexp.QuoteMeta("("+s.Claims+")") + `$`).MatchString(out) {
+				t.Errorf("%s(%s) breaks the claims (%s) over two lines:\n%s", name, s.Name, s.Claims, out)
+			}
+		}
+	}
+	s := report.ScenarioInfo{Name: "Race", Claims: "C3, C4, C10, C14, C32",
+		Shows: "two deliveries at once, every interleaving: exactly one credit, one duplicate"}
+	if out := report.Wrap("Race: "+s.Shows+" ("+s.Claims+")", 4); !strings.Contains(out, "(C3, C4, C10,\n") {
+		t.Errorf("report.Wrap(Race's line) = %q, want it to break the claims: the case the check rejects", out)
+	}
+	if out := report.WrapClaims("Race: "+s.Shows+" ("+s.Claims+")", 4); !strings.HasSuffix(out, "\n    (C3, C4, C10, C14, C32)\n") {
+		t.Errorf("report.WrapClaims(Race's line) = %q, want the claims whole on the next line", out)
+	}
+}

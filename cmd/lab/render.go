@@ -166,7 +166,7 @@ func renderColumn(rep *report.Report, scenario string) (string, error) {
 		return "", err
 	}
 	var b strings.Builder
-	b.WriteString(report.Wrap(fmt.Sprintf("%s: %s (%s)", s.Name, s.Shows, s.Claims), 4))
+	b.WriteString(report.WrapClaims(fmt.Sprintf("%s: %s (%s)", s.Name, s.Shows, s.Claims), 4))
 	if s.Limit != "" {
 		b.WriteString(report.Wrap("a limit of the pattern: correct fails it by design; "+s.Limit+" lifts it", 4))
 	}
@@ -241,7 +241,7 @@ func renderExplain(rep *report.Report, variant, scenario string) (string, error)
 	var b strings.Builder
 	verdict := map[string]string{report.Pass: "PASS", report.Fail: "FAIL", report.Neutral: "NEUTRAL (could not judge the handler)"}[c.Mark()]
 	fmt.Fprintf(&b, "%s × %s: %s\n", v.Name, s.Name, verdict)
-	b.WriteString(report.Wrap(fmt.Sprintf("shows: %s (%s)", s.Shows, s.Claims), 4))
+	b.WriteString(report.WrapClaims(fmt.Sprintf("shows: %s (%s)", s.Shows, s.Claims), 4))
 	if v.Mistake != "" {
 		b.WriteString(report.Wrap("mistake: "+v.Mistake, 4))
 	}

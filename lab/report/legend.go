@@ -14,7 +14,7 @@ import (
 func (rep *Report) legend(neutral, terminal bool) string {
 	wrap := Wrap
 	if terminal {
-		wrap = wrapKeepingClaims
+		wrap = WrapClaims
 	}
 	var b strings.Builder
 	nameWidth := rep.nameWidth()
@@ -48,10 +48,10 @@ func (rep *Report) legend(neutral, terminal bool) string {
 	return b.String()
 }
 
-// wrapKeepingClaims is Wrap, except that it never breaks a line inside
+// WrapClaims is Wrap, except that it never breaks a line inside
 // the claim list that ends s, "(C2, C6)": the list moves to the next line
 // whole.
-func wrapKeepingClaims(s string, indent int) string {
+func WrapClaims(s string, indent int) string {
 	i := strings.LastIndex(s, " (")
 	if i < 0 || !strings.HasSuffix(s, ")") {
 		return Wrap(s, indent)
