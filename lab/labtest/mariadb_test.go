@@ -4,8 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"idemlab/lab"
 )
 
 // innodbStatus is SHOW ENGINE INNODB STATUS's text, cut down, as 10.11
@@ -161,5 +166,60 @@ func TestSettleRealLooksAgain(t *testing.T) {
 	if got := names(sc.parked()); !slices.Equal(got, []string{"A", "B"}) || sc.anyWaiting() {
 		t.Errorf("after settleReal: parked %v, waiting %v (the server was asked %v); want A and B parked, none waiting",
 			got, sc.waitingNames(), asked)
+	}
+}
+
+// mariadbVariant is a variant whose MariaDB form sets the level as
+// tx_isolation and a lock wait timeout of 1 s, as mariadb.DSN does with
+// its own.
+func mariadbVariant() lab.Variant {
+	v := testVariant
+	v.MariaDB = &lab.MariaDB{
+		Schema: []string{`CREATE TABLE accounts (id BIGINT PRIMARY KEY, balance BIGINT NOT NULL DEFAULT 0) ENGINE=InnoDB`,
+			`CREATE TABLE inbox (source VARCHAR(128), event_id VARCHAR(128), account_id BIGINT, amount BIGINT,
+				PRIMARY KEY (source, event_id)) ENGINE=InnoDB`},
+		DSN: func(server string, level lab.Isolation) string {
+			cfg, err := mysql.ParseDSN(server)
+			if err != nil {
+				return server
+			}
+			cfg.Params = map[string]string{
+				"tx_isolation":             "'" + strings.ToUpper(strings.ReplaceAll(string(level), " ", "-")) + "'",
+				"innodb_lock_wait_timeout": "1",
+			}
+			return cfg.FormatDSN()
+		},
+	}
+	return v
+}
+
+// TestMariaDBLevels holds the MariaDB engine to what each level of the
+// axis and each way of opening asks of the variant's connections, read
+// back from a connection of its pool: the level's tx_isolation,
+// innodb_snapshot_isolation ON only at a level that asks for it, the
+// variant's lock wait timeout on a database Open gives and none on one
+// OpenScheduled gives (see untimedLockWait).
+func TestMariaDBLevels(t *testing.T) {
+	srv := NeedMariaDB(t)
+	for _, level := range []Level{{Isolation: lab.ReadCommitted}, {Isolation: lab.RepeatableRead},
+		{Isolation: lab.RepeatableRead, SnapshotIsolation: true}, {Isolation: lab.Serializable}} {
+		r := NewServerRun(t, mariadbVariant(), srv, level)
+		for _, c := range []struct {
+			name string
+			open func(...Account) *DB
+			wait string
+		}{{"Open", r.Open, "1"}, {"OpenScheduled", r.OpenScheduled, untimedLockWait}} {
+			db := c.open()
+			var iso, si, wait string
+			if err := db.Pool().QueryRow(`SELECT @@tx_isolation, @@innodb_snapshot_isolation, @@innodb_lock_wait_timeout`).Scan(&iso, &si, &wait); err != nil {
+				t.Fatal(err)
+			}
+			wantSI := map[bool]string{false: "0", true: "1"}[level.SnapshotIsolation]
+			if want := strings.ToUpper(strings.ReplaceAll(string(level.Isolation), " ", "-")); iso != want || si != wantSI || wait != c.wait {
+				t.Errorf("%+v, %s(): tx_isolation %s, innodb_snapshot_isolation %s, innodb_lock_wait_timeout %s; want %s, %s, %s",
+					level, c.name, iso, si, wait, want, wantSI, c.wait)
+			}
+		}
+		r.Close()
 	}
 }

@@ -159,6 +159,9 @@ func (postgresEngine) namespace(srv *Server, n int64) (string, string) {
 // dsn is the variant's DSN on the lab's database with search_path set to
 // ns and, when untimed, without its timeouts (withoutTimeouts).
 func (postgresEngine) dsn(srv *Server, ns string, f form, level Level, untimed bool) (string, error) {
+	if level.SnapshotIsolation {
+		return "", errors.New("innodb_snapshot_isolation is MariaDB's: PostgreSQL has no such setting")
+	}
 	u, err := url.Parse(srv.url)
 	if err != nil {
 		return "", err

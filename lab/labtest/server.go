@@ -112,6 +112,14 @@ type form struct {
 type Level struct {
 	// Isolation is the isolation level the variant's DSN is given.
 	Isolation lab.Isolation
+	// SnapshotIsolation, on MariaDB, sets innodb_snapshot_isolation=ON on
+	// every connection of the variant's pool, whatever its DSN says: a
+	// transaction that writes or lock-reads a row changed since its
+	// snapshot was taken fails with 1020 and is rolled back whole
+	// (mariadb.TestSnapshotIsolation). It changes nothing at READ
+	// COMMITTED. PostgreSQL has no such setting: a run there with it set
+	// stops the test.
+	SnapshotIsolation bool
 }
 
 // need is NeedPostgres and NeedMariaDB: connect's server for a test, which
