@@ -6,12 +6,16 @@ import "idemlab/lab"
 // does not convert to the column's type without loss (2.5 or 'ten' into an
 // INTEGER column, a sum that overflowed into a REAL: error 3091), which a
 // plain table would store as it came; a value that converts without loss is
-// still converted ('10' is stored as 10). NOT NULL on the keys matters
-// because NULLs never conflict with each other; the CHECKs repeat the limits
-// of lab.Event.Validate as the last line of defence, in its units: a key's
-// length in bytes (octet_length), not in characters (length), so that 64
-// two-byte characters and one more byte are refused as Validate refuses
-// them.
+// still converted ('10' is stored as 10). NOT NULL keeps NULL out of every
+// column. For the PRIMARY KEY's columns a STRICT table would do that anyway
+// (error 1299), where a plain table takes NULL keys, which never conflict
+// with each other; for account_id, amount and balance only NOT NULL does,
+// since the foreign key and the CHECKs let a NULL through (a NULL reference
+// is not looked up, and a CHECK fails only when false). The CHECKs repeat
+// the limits of lab.Event.Validate as the last line of defence, in its
+// units: a key's length in bytes (octet_length), not in characters
+// (length), so that 64 two-byte characters and one more byte are refused
+// as Validate refuses them.
 const Schema = `
 CREATE TABLE accounts (
 	id      INTEGER PRIMARY KEY,
