@@ -163,6 +163,12 @@ func LostResponse(r *labtest.Run) {
 // sends again, by when the lock is free: applied once. A receiver that
 // answered 200 to a busy database would end the provider's retries with
 // the event never applied.
+//
+// The scenario sets 30 s on its receivers on purpose, where a receiver
+// asks for webhook.DefaultRetryAfter (10 s) unless told otherwise: the
+// provider's schedule retries 5 s after the 503 anyway, and a wait of 30 s
+// cannot be mistaken for the schedule's, so the second attempt's time
+// shows that the provider waited because the header asked.
 func RetryAfterBusy(r *labtest.Run) {
 	g := serveHTTP(r)
 	defer g.close()
@@ -181,7 +187,7 @@ func RetryAfterBusy(r *labtest.Run) {
 	}
 	r.WantBalance(g.db, 1, 500)
 	r.WantInbox(g.db, 1)
-	r.Notef("locked: 503 Retry-After 30s; the provider waited 30 s, retried: applied once; balance 500")
+	r.Notef("locked: 503 Retry-After 30s (set by the scenario; a receiver's default is 10s); the provider waited 30 s, retried: applied once; balance 500")
 }
 
 // ConflictOverHTTP delivers evt-5 with 500, then a provider with a bug
