@@ -13,21 +13,28 @@ import (
 	"idemlab/variants"
 )
 
-const readmePath = "../README.md"
+const (
+	readmePath   = "../README.md"
+	readmeRuPath = "../README.ru.md"
+	postgresPath = "../docs/postgres.md"
+)
 
-// readmeBlock is a code block of the README that the tests generate, between
-// two marker lines, so that what a reader sees is what the tests produce.
+// readmeBlock is a code block that the tests generate, between two marker
+// lines, so that what a reader sees is what the tests produce. The README
+// is the front door and holds the SQLite matrix and the race; the longer
+// pages of docs/ hold the rest, and README.ru.md repeats the race.
 type readmeBlock struct {
-	name string // "matrix", "race"
+	name  string   // "matrix", "race"
+	files []string // the documents it lives in, relative to this package
 	// text returns the block's content from a report holding the cells it
 	// needs.
 	text func(rep *report.Report) (string, error)
 }
 
 var readmeBlocks = []readmeBlock{
-	{"matrix", func(rep *report.Report) (string, error) { return rep.Matrix(), nil }},
-	{"postgres", func(*report.Report) (string, error) { return postgresMatrices() }},
-	{"race", func(rep *report.Report) (string, error) {
+	{"matrix", []string{readmePath}, func(rep *report.Report) (string, error) { return rep.Matrix(), nil }},
+	{"postgres", []string{postgresPath}, func(*report.Report) (string, error) { return postgresMatrices() }},
+	{"race", []string{readmePath, readmeRuPath}, func(rep *report.Report) (string, error) {
 		c := rep.Cell("naive/checkthenact", "Race")
 		if c == nil {
 			return "", fmt.Errorf("the README's race needs the cell naive/checkthenact × Race")
@@ -59,13 +66,10 @@ func postgresMatrices() (string, error) {
 	return report.Matrices(reps), nil
 }
 
-// updateReadmeBlock rewrites one generated block of the README, whose text
-// needs no report (the PostgreSQL matrices, after TestPostgres -update).
+// updateReadmeBlock rewrites one generated block, whose text needs no
+// report (the PostgreSQL matrices, after TestPostgres -update), in every
+// document it lives in.
 func updateReadmeBlock(name string) error {
-	data, err := os.ReadFile(readmePath)
-	if err != nil {
-		return err
-	}
 	for _, b := range readmeBlocks {
 		if b.name != name {
 			continue
@@ -74,13 +78,27 @@ func updateReadmeBlock(name string) error {
 		if err != nil {
 			return err
 		}
-		readme, err := b.replace(string(data), text)
+		return b.write(text)
+	}
+	return fmt.Errorf("no generated block %q", name)
+}
+
+// write puts text between the block's markers in each of its documents.
+func (b readmeBlock) write(text string) error {
+	for _, path := range b.files {
+		data, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(readmePath, []byte(readme), 0o644)
+		doc, err := b.replace(path, string(data), text)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			return err
+		}
 	}
-	return fmt.Errorf("no README block %q", name)
+	return nil
 }
 
 func (b readmeBlock) begin() string {
@@ -89,47 +107,41 @@ func (b readmeBlock) begin() string {
 
 func (b readmeBlock) end() string { return "```\n<!-- end of " + b.name + " -->" }
 
-// replace puts text between the block's markers in readme.
-func (b readmeBlock) replace(readme, text string) (string, error) {
-	before, rest, ok := strings.Cut(readme, b.begin())
+// replace puts text between the block's markers in doc, the text of the
+// document at path.
+func (b readmeBlock) replace(path, doc, text string) (string, error) {
+	before, rest, ok := strings.Cut(doc, b.begin())
 	if !ok {
-		return "", fmt.Errorf("README.md has no marker %q", strings.TrimSpace(b.begin()))
+		return "", fmt.Errorf("%s has no marker %q", path, strings.TrimSpace(b.begin()))
 	}
 	_, after, ok := strings.Cut(rest, b.end())
 	if !ok {
-		return "", fmt.Errorf("README.md has no marker %q", b.end())
+		return "", fmt.Errorf("%s has no marker %q", path, b.end())
 	}
 	return before + b.begin() + text + b.end() + after, nil
 }
 
-// updateReadme rewrites every generated block of the README from rep.
+// updateReadme rewrites every generated block, in every document, from rep.
 func updateReadme(rep *report.Report) error {
-	data, err := os.ReadFile(readmePath)
-	if err != nil {
-		return err
-	}
-	readme := string(data)
 	for _, b := range readmeBlocks {
 		text, err := b.text(rep)
 		if err != nil {
 			return err
 		}
-		if readme, err = b.replace(readme, text); err != nil {
+		if err := b.write(text); err != nil {
 			return err
 		}
 	}
-	return os.WriteFile(readmePath, []byte(readme), 0o644)
+	return nil
 }
 
-// TestReadme checks that the README shows the golden matrices, SQLite's
-// and PostgreSQL's, and the transcript that naive/checkthenact × Race
-// produces today.
+// TestReadme checks that the README shows the golden SQLite matrix and the
+// transcript that naive/checkthenact × Race produces today, that
+// docs/postgres.md shows the golden PostgreSQL matrices, and that
+// README.ru.md shows the same race: every generated block, in every
+// document it lives in.
 func TestReadme(t *testing.T) {
 	golden, err := os.ReadFile(goldenPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme, err := os.ReadFile(readmePath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,12 +162,18 @@ func TestReadme(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		want, err := b.replace(string(readme), text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want != string(readme) {
-			t.Errorf("README.md's %s block differs from what the tests produce; rewrite it with: go test ./scenarios -update", b.name)
+		for _, path := range b.files {
+			doc, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := b.replace(path, string(doc), text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want != string(doc) {
+				t.Errorf("%s's %s block differs from what the tests produce; rewrite it with: go test ./scenarios -update", path, b.name)
+			}
 		}
 	}
 }

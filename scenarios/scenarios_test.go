@@ -287,7 +287,7 @@ func writeGolden(t *testing.T, rep *report.Report) {
 	if err := updateReadme(rep); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("wrote %s and the generated blocks of %s", goldenPath, readmePath)
+	t.Logf("wrote %s and the generated blocks of %s, %s and %s", goldenPath, readmePath, readmeRuPath, postgresPath)
 }
 
 // TestTranscriptsRepeat runs the concurrent scenarios twice on variants that

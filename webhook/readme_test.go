@@ -13,8 +13,8 @@ import (
 	"idemlab/webhook"
 )
 
-// readmeRequests are the README's rows that are not a processor's answer:
-// a request that is refused before the processor runs.
+// readmeRequests are the status table's rows that are not a processor's
+// answer: a request that is refused before the processor runs.
 var readmeRequests = map[string]func() *http.Request{
 	"no key": func() *http.Request {
 		r := signed("", okBody, secretA)
@@ -45,19 +45,23 @@ var (
 	rowRetryAfter = regexp.MustCompile("`Retry-After: (\\d+)`")
 )
 
-// TestReadmeStatusTable holds the README's status table to the receiver:
-// every row's status, problem type, Retry-After and replay mark is what
-// the receiver answers, and every outcome the receiver tells apart has
-// its row.
+// statusTablePath is the page that holds the status table: the README
+// sends its readers there.
+const statusTablePath = "../docs/http.md"
+
+// TestReadmeStatusTable holds the status table of docs/http.md to the
+// receiver: every row's status, problem type, Retry-After and replay mark
+// is what the receiver answers, and every outcome the receiver tells apart
+// has its row.
 func TestReadmeStatusTable(t *testing.T) {
-	data, err := os.ReadFile("../README.md")
+	data, err := os.ReadFile(statusTablePath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, table, ok := strings.Cut(string(data), "<!-- status: checked by go test ./webhook")
 	table, _, ok2 := strings.Cut(table, "<!-- end of status -->")
 	if !ok || !ok2 {
-		t.Fatal("README.md has no status table between its markers")
+		t.Fatalf("%s has no status table between its markers", statusTablePath)
 	}
 	seen := map[string]bool{}
 	synctest.Test(t, func(t *testing.T) {
@@ -80,41 +84,41 @@ func TestReadmeStatusTable(t *testing.T) {
 					}
 				}
 				if !found {
-					t.Errorf("README row %q: no such case in the test; add it to statusCases or readmeRequests", name)
+					t.Errorf("status table row %q: no such case in the test; add it to statusCases or readmeRequests", name)
 					continue
 				}
 			}
 			m := rowStatus.FindStringSubmatch(cell)
 			if m == nil {
-				t.Errorf("README row %q: status cell %q does not start with a status", name, cell)
+				t.Errorf("status table row %q: status cell %q does not start with a status", name, cell)
 				continue
 			}
 			if want, _ := strconv.Atoi(m[1]); resp.StatusCode != want {
-				t.Errorf("README row %q: the receiver answers %d, the README says %d", name, resp.StatusCode, want)
+				t.Errorf("status table row %q: the receiver answers %d, the table says %d", name, resp.StatusCode, want)
 			}
 			if m := rowProblem.FindStringSubmatch(cell); m != nil {
 				if got := problemType(t, resp); got != m[1] {
-					t.Errorf("README row %q: problem type = %q, the README says %q", name, got, m[1])
+					t.Errorf("status table row %q: problem type = %q, the table says %q", name, got, m[1])
 				}
 			}
 			if m := rowRetryAfter.FindStringSubmatch(cell); m != nil || resp.Header.Get("Retry-After") != "" {
 				if m == nil || resp.Header.Get("Retry-After") != m[1] {
-					t.Errorf("README row %q: Retry-After = %q, the README says %q", name, resp.Header.Get("Retry-After"), cell)
+					t.Errorf("status table row %q: Retry-After = %q, the table says %q", name, resp.Header.Get("Retry-After"), cell)
 				}
 			}
 			if want := strings.Contains(cell, webhook.HeaderReplayed+": true"); (resp.Header.Get(webhook.HeaderReplayed) == "true") != want {
-				t.Errorf("README row %q: %s = %q, the README says %q", name, webhook.HeaderReplayed, resp.Header.Get(webhook.HeaderReplayed), cell)
+				t.Errorf("status table row %q: %s = %q, the table says %q", name, webhook.HeaderReplayed, resp.Header.Get(webhook.HeaderReplayed), cell)
 			}
 		}
 	})
 	for _, c := range statusCases {
 		if !seen[c.name] && c.name != "no outcome" { // a handler's bug, not an outcome
-			t.Errorf("README's status table has no row %q", c.name)
+			t.Errorf("%s's status table has no row %q", statusTablePath, c.name)
 		}
 	}
 	for name := range readmeRequests {
 		if !seen[name] {
-			t.Errorf("README's status table has no row %q", name)
+			t.Errorf("%s's status table has no row %q", statusTablePath, name)
 		}
 	}
 }

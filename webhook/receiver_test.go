@@ -92,9 +92,9 @@ func problemType(t *testing.T, resp *http.Response) string {
 }
 
 // statusCases are the processor's answers and what the receiver must make
-// of them: the status table of the README (TestReadmeStatusTable).
+// of them: the status table of docs/http.md (TestReadmeStatusTable).
 var statusCases = []struct {
-	name    string // as the README's table names it
+	name    string // as docs/http.md's status table names it
 	outcome lab.Outcome
 	err     error
 	status  int

@@ -28,7 +28,7 @@ import (
 )
 
 // Secrets are the demo's integrations and their signing secrets. They are
-// published in the README on purpose: a workshop's students sign requests
+// published in docs/http.md on purpose: a workshop's students sign requests
 // by hand with them. Never reuse them.
 var Secrets = map[string]string{
 	"provider-a": "whsec_ZGVtbyBzZWNyZXQgZm9yIHByb3ZpZGVyLWEsIDMyIGI=",
