@@ -47,6 +47,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"idemlab/lab/report"
 )
@@ -143,8 +144,12 @@ const topUsage = "usage: go run ./cmd/lab [-backend=B] [SUBCOMMAND ARGS]   (-h l
 // help is the text of -h for c, or for everything when c is nil.
 func help(c *command) string {
 	if c != nil && c.name != "" && c.name != "help" {
+		names := namesHelp(c)
+		if names != "" {
+			names += "\n"
+		}
 		return "usage: go run ./cmd/lab " + c.synopsis + "\n\n" + report.Wrap(c.about, 0) +
-			"\n" + namesHelp(c) + "everything: go run ./cmd/lab -h\n"
+			"\n" + names + "everything: go run ./cmd/lab -h\n"
 	}
 	var b strings.Builder
 	b.WriteString("lab renders what the scenario tests (go test ./scenarios) report.\n\nusage:\n")
@@ -212,18 +217,40 @@ func namesHelp(c *command) string {
 		"heading (ConflictRace, CRace, crace), a variant with or without naive/ (checkthenact); a start or a "+
 		"glob that fits one name only will do (Rollb, Biz*). explain and permutations also take exercises/<name>.", 0))
 	if variant {
-		b.WriteString(report.Wrap("VARIANT: "+strings.Join(registered(), ", "), 4))
+		b.WriteString(packed("VARIANT:", registered()))
 	}
 	if scenario {
 		if cols, err := columns(backends[:1]); err == nil {
 			var names []string
 			for _, s := range cols {
-				names = append(names, s.Short+" "+s.Name)
+				if s.Short == s.Name {
+					names = append(names, s.Name)
+				} else {
+					names = append(names, s.Name+" ("+s.Short+")")
+				}
 			}
-			b.WriteString(report.Wrap("SCENARIO: "+strings.Join(names, ", "), 4))
+			b.WriteString(packed("SCENARIO:", names))
 		}
 	}
-	return b.String() + "\n"
+	return b.String()
+}
+
+// packed lists items after head, as many a line as fit report.Width, the
+// lines after the first indented by 4, never breaking an item.
+func packed(head string, items []string) string {
+	var b strings.Builder
+	line := head
+	for i, item := range items {
+		if i < len(items)-1 {
+			item += ","
+		}
+		if utf8.RuneCountInString(line)+1+utf8.RuneCountInString(item) > report.Width {
+			b.WriteString(line + "\n")
+			line = "   "
+		}
+		line += " " + item
+	}
+	return b.String() + line + "\n"
 }
 
 func main() {
@@ -396,7 +423,9 @@ func (c *command) run(o *options, bs []backend, args, rest []string, stdout, std
 	case "step":
 		return cmdStep(os.Stdin, stdout, stderr, rest)
 	case "tour":
-		return cmdTour(os.Stdin, isTerminal(os.Stdin), stdout, rest, o.answer)
+		// A prompt needs a reader at a terminal, and one to read it.
+		interactive := isTerminal(os.Stdin) && isTerminal(os.Stdout)
+		return cmdTour(os.Stdin, interactive, stdout, rest, o.answer)
 	}
 	return fmt.Errorf("subcommand %s has no code", c.name)
 }

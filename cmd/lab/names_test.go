@@ -190,7 +190,7 @@ func TestHelpEverywhere(t *testing.T) {
 			t.Errorf("run(-h) does not show how %s is called: %q", c.name, c.synopsis)
 		}
 	}
-	for _, want := range []string{"SCENARIO: Dup Duplicate, Conf PayloadConflict, ", "VARIANT: correct, equivalent/plainbegin, "} {
+	for _, want := range []string{"SCENARIO: Duplicate (Dup), PayloadConflict (Conf), ", "VARIANT: correct, equivalent/plainbegin, "} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("run(-h) does not list the names: want %q in\n%s", want, stdout.String())
 		}
