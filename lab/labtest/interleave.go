@@ -51,7 +51,11 @@ func (r *Run) Interleavings(accounts []Account, sessions [][]lab.Event, want fun
 			db.Inject(f)
 		}
 		followed := true
+		var states []*report.DBState // the database at each decision, for a stepper (TraceCell)
 		answers, decisions := db.schedule(func(step int, parked []string, robin string) string {
+			if r.trace {
+				states = append(states, db.traceState(slices.Concat(sessions...), last(states)))
+			}
 			if step < len(plan) && followed {
 				if slices.Contains(parked, plan[step].chosen) {
 					return plan[step].chosen
@@ -65,12 +69,16 @@ func (r *Run) Interleavings(accounts []Account, sessions [][]lab.Event, want fun
 			c.Close()
 			r.tb.Fatalf("%s", msg)
 		}
+		var end *report.DBState
+		if r.trace {
+			end = db.traceState(slices.Concat(sessions...), last(states))
+		}
 		want(c, db, answers)
 		outcome := summarize(answers, db.snapshot())
 		c.Close()
 		var trace *report.Trace
 		if r.trace {
-			trace = traceOf(decisions, &c.Transcript)
+			trace = traceOf(decisions, states, end, &c.Transcript)
 		}
 		perms = append(perms, tried{
 			Permutation: report.Permutation{

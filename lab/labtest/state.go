@@ -53,7 +53,6 @@ type snapshot struct {
 }
 
 func (db *DB) snapshot() snapshot {
-	s := snapshot{balances: map[int64]int64{}}
 	// One query, so one read transaction: a snapshot is taken around every
 	// delivery, and each read transaction costs SQLite its locks and its
 	// look for a hot journal. The casts and coalesces read whatever a
@@ -72,10 +71,7 @@ func (db *DB) snapshot() snapshot {
 		if db.pg != nil {
 			pool, schema = db.pg.srv.control, db.pg.schema+"."
 		}
-		st, err := pool.PrepareContext(db.labCtx, `SELECT 0, id, CAST(balance AS BIGINT), '', '', 0 FROM `+schema+`accounts
-			UNION ALL
-			SELECT 1, 0, CAST(amount AS BIGINT), coalesce(source, '(NULL)'), coalesce(event_id, '(NULL)'),
-				coalesce(account_id, 0) FROM `+schema+`inbox`)
+		st, err := pool.PrepareContext(db.labCtx, snapshotQuery(schema))
 		if err != nil {
 			db.run.tb.Fatalf("reading accounts and inbox: %v", err)
 		}
@@ -85,11 +81,31 @@ func (db *DB) snapshot() snapshot {
 	if err != nil {
 		db.run.tb.Fatalf("reading accounts and inbox: %v", err)
 	}
+	s, err := scanSnapshot(rows)
+	if err != nil {
+		db.run.tb.Fatalf("reading accounts and inbox: %v", err)
+	}
+	return s
+}
+
+// snapshotQuery reads both tables in one query (see snapshot), their
+// names qualified by schema.
+func snapshotQuery(schema string) string {
+	return `SELECT 0, id, CAST(balance AS BIGINT), '', '', 0 FROM ` + schema + `accounts
+			UNION ALL
+			SELECT 1, 0, CAST(amount AS BIGINT), coalesce(source, '(NULL)'), coalesce(event_id, '(NULL)'),
+				coalesce(account_id, 0) FROM ` + schema + `inbox`
+}
+
+// scanSnapshot reads snapshotQuery's rows and closes them.
+func scanSnapshot(rows *sql.Rows) (snapshot, error) {
+	defer rows.Close()
+	s := snapshot{balances: map[int64]int64{}}
 	for rows.Next() {
 		var table, id, amount int64
 		var r lab.Event
 		if err := rows.Scan(&table, &id, &amount, &r.Source, &r.EventID, &r.AccountID); err != nil {
-			db.run.tb.Fatalf("reading accounts and inbox: %v", err)
+			return s, err
 		}
 		if table == 0 {
 			s.balances[id] = amount
@@ -99,14 +115,44 @@ func (db *DB) snapshot() snapshot {
 		s.inbox = append(s.inbox, r)
 	}
 	if err := rows.Err(); err != nil {
-		db.run.tb.Fatalf("reading accounts and inbox: %v", err)
+		return s, err
 	}
-	rows.Close()
 	slices.SortFunc(s.inbox, func(a, b lab.Event) int {
 		return cmp.Or(strings.Compare(a.Source, b.Source), strings.Compare(a.EventID, b.EventID),
 			cmp.Compare(a.AccountID, b.AccountID), cmp.Compare(a.Amount, b.Amount))
 	})
-	return s
+	return s, nil
+}
+
+// peek reads both tables for a stepper (see traceState) in the middle of
+// a scheduled run, without waiting: on SQLite on a connection of the lab's
+// whose busy timeout is 0 for the read, so that a lock held for a COMMIT
+// answers at once instead of a wait on the bubble's clock,
+// which would let the waiting sessions run. On PostgreSQL the control
+// connection's read waits for no lock.
+func (db *DB) peek() (snapshot, error) {
+	if db.pg != nil {
+		return db.snapshot(), nil
+	}
+	ctx := db.labCtx
+	c, err := db.own.Conn(ctx)
+	if err != nil {
+		return snapshot{}, err
+	}
+	defer c.Close()
+	var timeout int64
+	if err := c.QueryRowContext(ctx, `PRAGMA busy_timeout`).Scan(&timeout); err != nil {
+		return snapshot{}, err
+	}
+	if _, err := c.ExecContext(ctx, `PRAGMA busy_timeout = 0`); err != nil {
+		return snapshot{}, err
+	}
+	defer c.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout = %d`, timeout))
+	rows, err := c.QueryContext(ctx, snapshotQuery(""))
+	if err != nil {
+		return snapshot{}, err
+	}
+	return scanSnapshot(rows)
 }
 
 func (s snapshot) equal(t snapshot) bool { return s.diff(t) == "" }

@@ -19,6 +19,8 @@ type Trace struct {
 	Decisions []Decision `json:"decisions"`
 	// Lines is the interleaving's whole transcript.
 	Lines []Line `json:"lines"`
+	// End is the database once every session is done.
+	End *DBState `json:"end,omitempty"`
 }
 
 // Decision is the state of a scheduled run at one of its decisions.
@@ -28,6 +30,8 @@ type Decision struct {
 	// Lines is how many transcript lines were written before it: the
 	// transcript a student has seen so far.
 	Lines int `json:"lines"`
+	// State is the database at that moment.
+	State *DBState `json:"state,omitempty"`
 }
 
 // The states a session can be in at a decision.

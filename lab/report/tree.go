@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -52,6 +53,9 @@ type Node struct {
 	// Below is a leaf under this node, whose transcript it shows a
 	// prefix of.
 	Below int `json:"below"`
+	// State is the database here: before the decision, or at a leaf once
+	// every session is done.
+	State *DBState `json:"state,omitempty"`
 }
 
 // Leaf is one finished interleaving.
@@ -96,7 +100,7 @@ func BuildTree(variant, mistake string, sc ScenarioInfo, cell *Cell) (*Tree, err
 			d := p.Trace.Decisions[i]
 			n := &t.Nodes[at]
 			if n.Below < 0 {
-				n.Sessions, n.Lines, n.Below = d.Sessions, d.Lines, leaf
+				n.Sessions, n.Lines, n.Below, n.State = d.Sessions, d.Lines, leaf, d.State
 			} else if err := samePrefix(t, n, d, p.Trace.Lines); err != nil {
 				return nil, fmt.Errorf("%s × %s: %s and %s share %s but %v: the replay is not deterministic",
 					variant, sc.Name, t.Leaves[n.Below].Schedule, p.Schedule, strings.Join(steps[:i], " "), err)
@@ -120,7 +124,7 @@ func BuildTree(variant, mistake string, sc ScenarioInfo, cell *Cell) (*Tree, err
 		if n.Below >= 0 {
 			return nil, fmt.Errorf("%s × %s: schedule %s is run twice, or goes on elsewhere", variant, sc.Name, p.Schedule)
 		}
-		n.Leaf, n.Below, n.Lines = leaf, leaf, len(p.Trace.Lines)
+		n.Leaf, n.Below, n.Lines, n.State = leaf, leaf, len(p.Trace.Lines), p.Trace.End
 	}
 	var shortest []string
 	for _, l := range t.Leaves {
@@ -159,6 +163,9 @@ func samePrefix(t *Tree, n *Node, d Decision, lines []Line) error {
 	}
 	if n.Lines != d.Lines || len(lines) < d.Lines || !slices.Equal(t.Leaves[n.Below].Lines[:n.Lines], lines[:d.Lines]) {
 		return fmt.Errorf("the transcripts so far differ")
+	}
+	if !reflect.DeepEqual(n.State, d.State) {
+		return fmt.Errorf("the database differs (%+v, %+v)", n.State, d.State)
 	}
 	return nil
 }
