@@ -147,7 +147,7 @@ func Handler(db *sql.DB, proc lab.Processor) (http.Handler, error) {
 // Process returns only after COMMIT did — the process kills itself with
 // SIGKILL, before webhook.Receiver writes the answer. The event is then in
 // the database and its sender has no answer: the crash between COMMIT and
-// the answer that the article's C13 is about, set off by what the process
+// the answer that claim C13 is about, set off by what the process
 // did rather than by a timing. The handler's code is not touched.
 type dyingAfterCommit struct {
 	proc    lab.Processor

@@ -5,7 +5,7 @@ import (
 	"idemlab/lab/labtest"
 )
 
-// The limits of the pattern (article C18–C22): guarantees an inbox keyed by
+// The limits of the pattern (claims C18–C22): guarantees an inbox keyed by
 // event id cannot give, whoever implements it: one operation under two ids,
 // a history that was purged, an effect outside the database. The correct variant fails
 // them by design; the matrix marks their columns with a *, and the

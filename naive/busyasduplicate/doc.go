@@ -22,5 +22,5 @@ package busyasduplicate
 // BUG(lab): a lock timeout proves nothing about the event. The lock may be
 // held by a backup, a migration or another event; answering "duplicate" tells
 // the provider to stop redelivering an event that was never applied, and the
-// credit is lost (article C15). Caught by LockTimeout on both databases,
+// credit is lost (claim C15). Caught by LockTimeout on both databases,
 // and by Property, whose stories deliver while the tables are locked.

@@ -15,6 +15,6 @@ package checkthenact
 // event can both read "not seen" before either writes, and then both credit.
 // The inbox's primary key makes the second INSERT fail (UNIQUE constraint
 // failed, 1555), but too late: the second credit is already committed and
-// nothing undoes it (article C3). A crash between the UPDATE and the INSERT
+// nothing undoes it (claim C3). A crash between the UPDATE and the INSERT
 // leaves a credit with no record of it, so the redelivery credits again.
 // Caught by Race and Concurrent.

@@ -15,5 +15,5 @@ package contenthash
 
 // BUG(lab): two genuine credits of the same amount to the same account have
 // the same hash: the second is answered "duplicate" and never credited
-// (article C21). Identity comes from the sender's event id, not from the
+// (claim C21). Identity comes from the sender's event id, not from the
 // content. Caught by DistinctEvents.

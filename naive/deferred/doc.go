@@ -26,4 +26,4 @@ package deferred
 // with SQLITE_BUSY_SNAPSHOT, 517, when another transaction has committed
 // since its read, even if none holds the lock now.) Under concurrency some
 // deliveries of a valid event get a busy error instead of "duplicate"
-// (article C14). Caught by Race and Concurrent.
+// (claim C14). Caught by Race and Concurrent.

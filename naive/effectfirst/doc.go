@@ -16,6 +16,6 @@ package effectfirst
 
 // BUG(lab): the effect is committed before the mark. A failure between the
 // two leaves a credit with no record of the event; the redelivery finds no
-// mark and credits again (article C4, C13). The gap between the two commits
+// mark and credits again (claims C4, C13). The gap between the two commits
 // is also a window in which a concurrent delivery finds no mark. Caught by
 // FaultSweep, Crash and Race.

@@ -12,4 +12,4 @@ package idonly
 // BUG(lab): it never compares the stored account and amount with the
 // delivery's. A provider that sends evt-1 with 500 and later evt-1 with 700
 // has broken its contract, and that must be visible; idonly answers
-// "duplicate" and hides it (article C2, C6). Caught by PayloadConflict.
+// "duplicate" and hides it (claims C2, C6). Caught by PayloadConflict.

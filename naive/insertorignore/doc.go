@@ -26,6 +26,6 @@ package insertorignore
 // like a repeat. (It does not reach every constraint: a FOREIGN KEY
 // violation, 787, and a STRICT type error, 3091, are still raised.) A row
 // the schema refuses on a NOT NULL or CHECK then looks like an event seen
-// before (article C8). Caught by DatabaseRefusal: the CHECK on the amount
+// before (claim C8). Caught by DatabaseRefusal: the CHECK on the amount
 // never reaches the handler, which then looks for a stored row that does not
 // exist and fails with a confusing "no rows" instead of "invalid event".

@@ -17,5 +17,5 @@ package insertorreplace
 // BUG(lab): on a key conflict REPLACE deletes the stored row and inserts the
 // new one, and the statement still reports 1 row changed. Every repeat looks
 // new: it is credited again, and a repeat with another amount silently
-// overwrites the memory of the first event (article C9). Caught by Duplicate
+// overwrites the memory of the first event (claim C9). Caught by Duplicate
 // and PayloadConflict.

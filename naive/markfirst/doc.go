@@ -19,4 +19,4 @@ package markfirst
 // two — an error from the UPDATE, a crash, a lost connection — leaves the
 // event marked as processed with no credit. The provider redelivers, the
 // handler finds the mark and answers "duplicate": the credit is lost for good
-// (article C4, C11). Caught by Rollback.
+// (claims C4, C11). Caught by Rollback.

@@ -22,4 +22,4 @@ package nofk
 // no row), so the lesson shows where only the schema stands guard: when a
 // bug hands the INSERT another account than the one credited, the inbox
 // keeps a row for an account that does not exist, and a credit without its
-// row is committed (article C7). Caught by SchemaGuards.
+// row is committed (claim C7). Caught by SchemaGuards.

@@ -17,4 +17,4 @@ package nokey
 // BUG(lab): nothing in the database says that (source, event_id) is unique.
 // When two deliveries both read "not seen", both credit and both INSERT
 // succeed: two credits and two inbox rows for one event, with no error to
-// show for it (article C3). Caught by Race and Concurrent.
+// show for it (claim C3). Caught by Race and Concurrent.

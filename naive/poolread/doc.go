@@ -25,4 +25,4 @@ package poolread
 // doc recommends for SQLite, the read waits for a connection that only its
 // own delivery can give back, so every delivery waits for itself until the
 // caller's deadline and answers busy; without a deadline it never answers
-// (article C16). Caught by PoolOfOne.
+// (claim C16). Caught by PoolOfOne.

@@ -13,5 +13,5 @@ package sourceless
 
 // BUG(lab): an event id is unique only within the provider that issued it.
 // evt-1 from provider-b is a different event from evt-1 from provider-a, but
-// sourceless takes it for a repeat and drops the credit (article C5).
+// sourceless takes it for a repeat and drops the credit (claim C5).
 // Caught by SourceScope.

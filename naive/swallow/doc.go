@@ -13,5 +13,5 @@ package swallow
 
 // BUG(lab): the error is caught and not returned, so the transaction commits
 // what it has: the inbox row without the credit, and the answer "applied".
-// The redelivery is then a "duplicate", and the money is gone (article C12).
+// The redelivery is then a "duplicate", and the money is gone (claim C12).
 // Catch an error only to roll back, then return it. Caught by Rollback.
