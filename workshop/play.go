@@ -26,8 +26,9 @@ func Play(in io.Reader, out io.Writer, t *report.Tree) error {
 	fmt.Fprint(w, wrap(t.Goal, 0))
 	fmt.Fprint(w, wrap("Choose which delivery takes its next statement: a session waiting for the write lock "+
 		"cannot be chosen; it resumes when the holder's transaction ends.", 0))
-	shown := 0 // transcript lines printed so far
-	told := -1 // the leaf whose end was told last: told once, until a move
+	shown := 0  // transcript lines printed so far
+	told := -1  // the leaf whose end was told last: told once, until a move
+	drawn := -1 // the node whose database was printed last
 	for {
 		n := t.Nodes[path[len(path)-1]]
 		below := t.Leaves[n.Below].Lines
@@ -39,6 +40,16 @@ func Play(in io.Reader, out io.Writer, t *report.Tree) error {
 			fmt.Fprint(w, fit(l))
 		}
 		shown = n.Lines
+		if at := path[len(path)-1]; at != drawn {
+			drawn = at
+			for i, s := range stateLines(t, path) {
+				head := "  db: "
+				if i > 0 {
+					head = "      "
+				}
+				fmt.Fprint(w, report.WrapWidth(head+s, 8, width))
+			}
+		}
 		var ready []string
 		switch {
 		case n.Leaf >= 0 && told == n.Leaf:
@@ -69,15 +80,15 @@ func Play(in io.Reader, out io.Writer, t *report.Tree) error {
 				switch s.State {
 				case report.Ready:
 					ready = append(ready, strings.ToLower(s.Name))
-					fmt.Fprint(w, clip(fmt.Sprintf("%-2s next    %s: %s", s.Name, s.Step, s.Text)))
+					fmt.Fprint(w, fold(fmt.Sprintf("%-2s next    %s: ", s.Name, s.Step), s.Text))
 				case report.Waiting:
 					on := "the lock"
 					if len(s.WaitingOn) > 0 {
 						on = strings.Join(s.WaitingOn, ", ")
 					}
-					fmt.Fprint(w, clip(fmt.Sprintf("%-2s waiting %s on %s: %s", s.Name, s.Step, on, s.Text)))
+					fmt.Fprint(w, fold(fmt.Sprintf("%-2s waiting %s on %s: ", s.Name, s.Step, on), s.Text))
 				default:
-					fmt.Fprint(w, clip(fmt.Sprintf("%-2s done    %s", s.Name, s.Answer)))
+					fmt.Fprint(w, fold(fmt.Sprintf("%-2s done    ", s.Name), s.Answer))
 				}
 			}
 		}
@@ -110,31 +121,36 @@ func Play(in io.Reader, out io.Writer, t *report.Tree) error {
 	}
 }
 
-// clip cuts a line to width columns, marking the cut with "…".
-func clip(s string) string {
-	if utf8.RuneCountInString(s) <= width {
-		return s + "\n"
+// fold writes head and text in width columns, text broken at spaces
+// into lines indented under its start: a statement is never cut, down to
+// the key it is about (event_id = 'evt-3').
+func fold(head, text string) string {
+	n := utf8.RuneCountInString(head)
+	lines := report.WrapWords(text, width-n, 0)
+	for i := range lines {
+		if i == 0 {
+			lines[i] = head + lines[i]
+		} else {
+			lines[i] = strings.Repeat(" ", n) + lines[i]
+		}
 	}
-	r := []rune(s)
-	return string(r[:width-1]) + "…\n"
+	return strings.Join(lines, "\n") + "\n"
 }
 
-// fit renders a transcript line in width columns: the statement is cut
-// short, never its result, which is what the student stepped to see.
+// fit renders a transcript line in width columns: the statement folded
+// under its label, its result after it on the last line if there is room,
+// else on a line of its own.
 func fit(l report.Line) string {
-	left := "  " + rawLine(report.Line{Session: l.Session, Step: l.Step, Text: l.Text})
-	if l.Result == "" {
-		return clip(left)
+	left := report.WrapWords("  "+rawLine(report.Line{Session: l.Session, Step: l.Step, Text: l.Text}), width, 6)
+	if l.Result != "" {
+		last := left[len(left)-1]
+		if utf8.RuneCountInString(last)+2+utf8.RuneCountInString(l.Result) <= width {
+			left[len(left)-1] = last + "  " + l.Result
+		} else {
+			left = append(left, report.WrapWords("      "+l.Result, width, 8)...)
+		}
 	}
-	right := "  " + l.Result
-	room := width - utf8.RuneCountInString(right)
-	if room < 40 {
-		return clip(left) + clip("      "+l.Result)
-	}
-	if utf8.RuneCountInString(left) > room {
-		left = string([]rune(left)[:room-1]) + "…"
-	}
-	return left + right + "\n"
+	return strings.Join(left, "\n") + "\n"
 }
 
 // wrap is report.Wrap with an indent.

@@ -232,3 +232,42 @@ func TestLanesOf(t *testing.T) {
 		t.Errorf("LanesOf(…) rows =\n%q\nwant\n%q", got, want)
 	}
 }
+
+// TestPlayShowsTheDatabase plays checkthenact's shortest break and correct's
+// first steps at the line prompt: after each move the database as the
+// engine recorded it — the balance going 0 → 500 at A2 and 500 → 1000 at
+// B2, where the double credit is called out, what each session read, the
+// write lock and its waiter, the writes not committed yet — and every
+// statement whole, folded at spaces, never cut.
+func TestPlayShowsTheDatabase(t *testing.T) {
+	var out strings.Builder
+	if err := Play(strings.NewReader("a\nb\na\nb\na\nq\n"), &out, fixture(t).Tree("naive/checkthenact", "Race")); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"  db: account 1: balance 0\n      inbox: no row\n      write lock: free\n",
+		"      read: A1 inbox: no row\n",
+		"  db: account 1: balance 0 → 500 (A2)  (500 of it has no inbox row yet)\n",
+		"  db: account 1: balance 500 → 1000 (B2)  ✗ credited twice here: exactly once allows at most 500\n",
+		"  db: account 1: balance 1000  ✗ credited twice at B2: exactly once allows at most 500\n      inbox: provider-a/evt-3 → account 1, 500\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Play output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "…") || strings.Count(got, "'evt-3'") < 8 {
+		t.Errorf("Play cuts a statement short (or loses its key):\n%s", got)
+	}
+	out.Reset()
+	if err := Play(strings.NewReader("a\nb\na\nq\n"), &out, fixture(t).Tree("correct", "Race")); err != nil {
+		t.Fatal(err)
+	}
+	got = out.String()
+	for _, want := range []string{"      write lock: held by A\n", "      write lock: held by A; B waiting\n",
+		"      not committed, seen by no other session: A2 INSERT inbox (1 row)\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Play of correct lacks %q:\n%s", want, got)
+		}
+	}
+}
