@@ -8,8 +8,8 @@
 // refuses to wait only when a transaction that already holds a read lock
 // wants to upgrade it; see naive/deferred). So no two deliveries both decide
 // "not seen yet", and contention is waited out, never failed at once. The
-// article's point: IMMEDIATE is one way to get the write lock first, not the
-// only one.
+// article's point (claim C32): IMMEDIATE is one way to get the write lock
+// first, not the only one.
 //
 // On PostgreSQL there is nothing for it to differ in: every BEGIN is plain
 // there (PostgreSQL has no IMMEDIATE; a transaction takes row locks as its
