@@ -6,6 +6,7 @@ require (
 	github.com/chromedp/chromedp v0.23.1
 	github.com/go-sql-driver/mysql v1.10.2
 	github.com/jackc/pgx/v5 v5.13.0
+	github.com/yuin/goldmark v1.8.7
 	modernc.org/sqlite v1.62.0
 	pgregory.net/rapid v1.3.0
 )

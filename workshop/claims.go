@@ -1,9 +1,13 @@
 package workshop
 
 import (
+	"bytes"
+	"html/template"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/yuin/goldmark"
 
 	"idemlab/lab/report"
 )
@@ -12,9 +16,30 @@ import (
 // it.
 type Claim struct {
 	ID, Title string
-	Body      []string // paragraphs
-	ShownBy   string   // the "Shown by:" or "Stated only:" line
+	Body      []string // paragraphs, as Markdown
+	ShownBy   string   // the "Shown by:" or "Stated only:" line, as Markdown
 	Cells     []CellRef
+}
+
+// TitleHTML, BodyHTML and ShownByHTML render the claim's Markdown
+// (CommonMark, through goldmark): `code` is code on the page, not
+// backticks. Raw HTML in CLAIMS.md is left out, as goldmark does by
+// default.
+func (c Claim) TitleHTML() template.HTML {
+	return template.HTML(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(string(markdown(c.Title))), "<p>"), "</p>"))
+}
+
+func (c Claim) BodyHTML() template.HTML { return markdown(strings.Join(c.Body, "\n\n")) }
+
+func (c Claim) ShownByHTML() template.HTML { return markdown(c.ShownBy) }
+
+// markdown renders Markdown as HTML.
+func markdown(src string) template.HTML {
+	var b bytes.Buffer
+	if err := goldmark.Convert([]byte(src), &b); err != nil {
+		return template.HTML(template.HTMLEscapeString(src))
+	}
+	return template.HTML(b.String())
 }
 
 // CellRef names a cell of the matrix, with its verdict.
@@ -67,9 +92,9 @@ func ParseClaims(text string, rep *report.Report) []Claim {
 		case strings.TrimSpace(line) == "":
 			end()
 		case c.ShownBy != "":
-			c.ShownBy += " " + strings.TrimSpace(line)
+			c.ShownBy += "\n" + strings.TrimSpace(line)
 		default:
-			para += line + " "
+			para += line + "\n"
 		}
 	}
 	end()

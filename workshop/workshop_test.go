@@ -271,3 +271,18 @@ func TestPlayShowsTheDatabase(t *testing.T) {
 		}
 	}
 }
+
+// TestClaimsMarkdown: the claims page renders CLAIMS.md's Markdown, so a
+// name in backticks is code and no backtick is left.
+func TestClaimsMarkdown(t *testing.T) {
+	h, err := Handler(testData(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/claims", nil))
+	body := w.Body.String()
+	if strings.Contains(body, "`") || !strings.Contains(body, "<code>Race</code>") || !strings.Contains(body, "<code>naive/checkthenact</code>") {
+		t.Errorf("GET /claims = %s\nwant the Markdown rendered: code, no backticks", body)
+	}
+}
