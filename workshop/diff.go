@@ -1,6 +1,7 @@
 package workshop
 
 import (
+	"regexp"
 	"strings"
 )
 
@@ -26,6 +27,12 @@ type DiffRow struct {
 	Left, Right string
 	LeftKind    string // "same", "del", "" for an empty cell
 	RightKind   string // "same", "add", ""
+	// Lesson marks the header of the diff's first hunk that changes code:
+	// the mistake, where the page opens.
+	Lesson bool
+	// Noise marks the rows of a hunk that changes only the package
+	// clause, imports or comments.
+	Noise bool
 }
 
 // ParseDiff reads the output of cmd/lab's diff.
@@ -75,5 +82,49 @@ func ParseDiff(text string) SideBySide {
 		}
 	}
 	flush()
+	markLesson(&sbs)
 	return sbs
 }
+
+// markLesson finds the first hunk that changes code, and marks the hunks
+// before it that change only the package clause, the imports or comments.
+func markLesson(sbs *SideBySide) {
+	for fi := range sbs.Files {
+		rows := sbs.Files[fi].Rows
+		for start := 0; start < len(rows); {
+			end := start + 1
+			for end < len(rows) && rows[end].Hunk == "" {
+				end++
+			}
+			if rows[start].Hunk != "" && !noise(rows[start+1:end]) {
+				rows[start].Lesson = true
+				return
+			}
+			for i := start; i < end; i++ {
+				rows[i].Noise = rows[start].Hunk != ""
+			}
+			start = end
+		}
+	}
+}
+
+// noise reports whether a hunk's changed lines are all package clause,
+// import lines, comments or blank.
+func noise(rows []DiffRow) bool {
+	for _, r := range rows {
+		for _, side := range []struct{ kind, text string }{{r.LeftKind, r.Left}, {r.RightKind, r.Right}} {
+			if side.kind != "del" && side.kind != "add" {
+				continue
+			}
+			t := strings.TrimSpace(side.text)
+			if !(t == "" || t == "(" || t == ")" || strings.HasPrefix(t, "package ") || strings.HasPrefix(t, "import") ||
+				strings.HasPrefix(t, "//") || importPath.MatchString(t)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// importPath matches a line of an import block: "path" or name "path".
+var importPath = regexp.MustCompile(`^([\w.]+\s+)?"[^"]+"$`)

@@ -272,6 +272,23 @@ func TestPlayShowsTheDatabase(t *testing.T) {
 	}
 }
 
+// TestDiffLesson: the first hunk that changes code is the lesson; a hunk
+// before it that changes only the package clause and imports is noise.
+func TestDiffLesson(t *testing.T) {
+	d := ParseDiff("diff --git correct/process.go naive/x/process.go\n--- correct/process.go\n+++ naive/x/process.go\n" +
+		"@@ -1,4 +1,5 @@\n-package correct\n+package x\n \n import (\n+\t\"errors\"\n \t\"context\"\n" +
+		"@@ -20,3 +21,3 @@ func (h *Handler) Process(\n \tctx := 1\n-\ttx.Exec(a)\n+\th.db.Exec(a)\n")
+	var marks []string
+	for _, r := range d.Files[0].Rows {
+		if r.Hunk != "" {
+			marks = append(marks, fmt.Sprintf("lesson=%v noise=%v", r.Lesson, r.Noise))
+		}
+	}
+	if got := strings.Join(marks, "; "); got != "lesson=false noise=true; lesson=true noise=false" {
+		t.Errorf("ParseDiff hunks: %s, want the package hunk noise and the Process hunk the lesson", got)
+	}
+}
+
 // TestClaimsMarkdown: the claims page renders CLAIMS.md's Markdown, so a
 // name in backticks is code and no backtick is left.
 func TestClaimsMarkdown(t *testing.T) {
