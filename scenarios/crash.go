@@ -96,9 +96,11 @@ func Crash(r *labtest.Run) {
 //     handed data off to the operating system": the database "might become
 //     corrupted if the operating system crashes or the computer loses power".
 //   - synchronous=NORMAL in WAL mode: "no sync operations occur during most
-//     transactions", and "a transaction committed in WAL mode with
-//     synchronous=NORMAL might roll back following a power loss or system
-//     crash". FULL syncs the WAL after each commit.
+//     transactions" (the WAL and the file are synced around a checkpoint,
+//     which the commit that crosses the auto-checkpoint threshold runs), and
+//     "a transaction committed in WAL mode with synchronous=NORMAL might
+//     roll back following a power loss or system crash". FULL syncs the WAL
+//     after each commit.
 //
 // Accepted, and said here so that nobody reads more into the column: NORMAL
 // on a rollback journal (the docs give "a very small (though non-zero)
@@ -117,7 +119,7 @@ func givesAway(d labtest.Durability) string {
 	case d.Synchronous == 0:
 		return "synchronous=OFF never syncs: a committed transaction, or the whole file, may be lost when the machine loses power"
 	case d.JournalMode == "wal" && d.Synchronous == 1:
-		return "synchronous=NORMAL in WAL mode does not sync the WAL at COMMIT: a committed transaction might roll back after a power loss"
+		return "synchronous=NORMAL in WAL mode syncs the WAL only at a checkpoint, not at every COMMIT: a committed transaction might roll back after a power loss"
 	}
 	return ""
 }

@@ -275,7 +275,7 @@ var mutations = []mutation{
 		why: "DSN with `_pragma=synchronous(OFF)`: COMMIT never syncs"},
 	{name: "walnormal", file: "schema.go",
 		old: "_pragma=busy_timeout(5000)&", new: "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&",
-		why: "DSN with `journal_mode(WAL)` and `synchronous(NORMAL)`: COMMIT does not sync the WAL"},
+		why: "DSN with `journal_mode(WAL)` and `synchronous(NORMAL)`: COMMIT syncs the WAL only at a checkpoint"},
 	{name: "noescape", file: "schema.go",
 		old: "lab.SQLiteFile(path)", new: `lab.SQLiteFile("") + path`,
 		why: "DSN path not escaped: `lab.SQLiteFile(path)` → `lab.SQLiteFile(\"\") + path`, \"file:\" and the path as it is"},
