@@ -131,3 +131,9 @@ func (s *server) status(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	json.NewEncoder(w).Encode(st)
 }
+
+// Finished is the tabs of one finished run on SQLite: rep's cells, for a
+// page that serves a report it already has.
+func Finished(rep *report.Report) *Tabs {
+	return NewTabs(&Tab{Slug: "sqlite", Report: rep, Done: true})
+}

@@ -53,6 +53,11 @@ var browserFlags = []chromedp.ExecAllocatorOption{
 	chromedp.WindowSize(1280, 720),
 }
 
+// The viewport every test and screenshot uses: a projector's 1280×720, the
+// page's own size, whatever the window around it (headless Chromium's
+// window size leaves a smaller viewport).
+const viewW, viewH = 1280, 720
+
 // chromium returns the browser's path, skips the test without
 // IDEMLAB_BROWSER=1, and fails it when the variable is set but chromium is
 // missing. Tests call it first, before anything slow.
@@ -82,22 +87,23 @@ func browser(t *testing.T, path string) context.Context {
 	ctx, cancel := chromedp.NewContext(alloc)
 	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
 	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
-	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank"), chromedp.EmulateViewport(viewW, viewH)); err != nil {
 		t.Fatalf("starting chromium: %v", err)
 	}
 	return ctx
 }
 
 var (
-	siteOnce sync.Once
-	siteData *workshop.Data
-	siteErr  error
+	siteOnce   sync.Once
+	siteData   *workshop.Data
+	siteReport *report.Report // the SQLite tab's
+	siteErr    error
 )
 
 // site serves the workshop from one go test run of the scenarios: the
 // cells of Race for correct and naive/checkthenact (or the whole matrix with
 // -web.full) and their stepper trees.
-func site(t *testing.T) (*httptest.Server, *workshop.Data) {
+func site(t *testing.T) (*httptest.Server, *workshop.Data, *report.Report) {
 	t.Helper()
 	siteOnce.Do(func() {
 		root, err := moduleRoot()
@@ -121,6 +127,7 @@ func site(t *testing.T) (*httptest.Server, *workshop.Data) {
 			siteErr = fmt.Errorf("the scenario tests wrote no report:\n%s", out)
 			return
 		}
+		siteReport = reps[0]
 		siteData, siteErr = webData(root, reps[0], stepperPath)
 		if siteErr != nil {
 			return
@@ -141,7 +148,7 @@ func site(t *testing.T) (*httptest.Server, *workshop.Data) {
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return srv, siteData
+	return srv, siteData, siteReport
 }
 
 // do runs actions in the page, stopping the test on an error.
@@ -212,13 +219,13 @@ func noOverflow(t *testing.T, ctx context.Context, what string) {
 
 func TestBrowserMatrix(t *testing.T) {
 	path := chromium(t)
-	srv, data := site(t) // before the browser: its time limit starts with it
+	srv, _, rep := site(t) // before the browser: its time limit starts with it
 	ctx := browser(t, path)
 	do(t, ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#matrix")))
 	cells := eval[int](t, ctx, `document.querySelectorAll("#matrix td a").length`)
 	loadMs := eval[float64](t, ctx, `performance.getEntriesByType("navigation")[0].loadEventEnd`)
 	want := 0
-	for _, v := range data.Report.Variants {
+	for _, v := range rep.Variants {
 		want += len(v.Results)
 	}
 	if cells != want {
@@ -233,13 +240,13 @@ func TestBrowserMatrix(t *testing.T) {
 // back: their lines, in order, are the transcript explain prints.
 func TestBrowserCell(t *testing.T) {
 	path := chromium(t)
-	srv, data := site(t) // before the browser: its time limit starts with it
+	srv, _, rep := site(t) // before the browser: its time limit starts with it
 	ctx := browser(t, path)
 	do(t, ctx, chromedp.Navigate(srv.URL+"/"),
 		chromedp.Click(chromedp.CSS(`#matrix a[data-v="naive/checkthenact"][data-s="Race"]`)),
 		chromedp.WaitVisible(chromedp.CSS("table.lanes")))
 	lines := eval[[]string](t, ctx, `[...document.querySelectorAll("table.lanes tbody tr")].map(r => r.dataset.line)`)
-	explain, err := renderExplain(data.Report, "naive/checkthenact", "Race")
+	explain, err := renderExplain(rep, "naive/checkthenact", "Race")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +276,7 @@ func TestBrowserCell(t *testing.T) {
 // step and plays it again from the keyboard.
 func TestBrowserStepper(t *testing.T) {
 	path := chromium(t)
-	srv, _ := site(t) // before the browser: its time limit starts with it
+	srv, _, _ := site(t) // before the browser: its time limit starts with it
 	ctx := browser(t, path)
 	schedule := "A1 B1 A2 B2 A3 B3"
 	do(t, ctx, chromedp.Navigate(srv.URL+"/step?v=naive/checkthenact&s=Race"),
@@ -318,7 +325,7 @@ func TestBrowserStepper(t *testing.T) {
 // level cannot be won.
 func TestBrowserCorrectCannotBeBroken(t *testing.T) {
 	path := chromium(t)
-	srv, data := site(t) // before the browser: its time limit starts with it
+	srv, data, _ := site(t) // before the browser: its time limit starts with it
 	ctx := browser(t, path)
 	tree := data.Stepper.Tree("correct", "Race")
 	if tree == nil {
@@ -375,7 +382,7 @@ func TestBrowserCorrectCannotBeBroken(t *testing.T) {
 // label that says it is a record, and the width at 1280×720.
 func TestBrowserBackends(t *testing.T) {
 	path := chromium(t)
-	srv, _ := site(t) // before the browser: its time limit starts with it
+	srv, _, _ := site(t) // before the browser: its time limit starts with it
 	root, err := moduleRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -429,5 +436,285 @@ func webData(root string, rep *report.Report, stepperPath string) (*workshop.Dat
 	if err != nil {
 		return nil, err
 	}
-	return &workshop.Data{Report: rep, Stepper: st, Diffs: webDiffs(), Claims: string(claims)}, nil
+	return &workshop.Data{Tabs: workshop.Finished(rep), Stepper: st, Diffs: webDiffs(), Claims: string(claims)}, nil
+}
+
+// stepTo plays schedule (a session letter per step) on the stepper page
+// of variant × Race from its root.
+func stepTo(t *testing.T, ctx context.Context, srv *httptest.Server, variant string, steps ...string) {
+	t.Helper()
+	do(t, ctx, chromedp.Navigate(srv.URL+"/step?v="+variant+"&s=Race"),
+		chromedp.WaitVisible(chromedp.CSS(`#stepper[data-ready="1"]`)))
+	for _, s := range steps {
+		click(t, ctx, "#step-"+s)
+	}
+}
+
+// balanceCell is what the database panel shows of account 1's balance.
+type balanceCell struct {
+	Text    string `json:"text"`
+	Balance string `json:"balance"`
+	Class   string `json:"class"`
+}
+
+func balance(t *testing.T, ctx context.Context) balanceCell {
+	t.Helper()
+	return eval[balanceCell](t, ctx, `(() => { const td = document.querySelector('#db tr[data-account="1"] td.balance');
+		return td ? {text: td.textContent, balance: td.dataset.balance, class: td.className} : {}; })()`)
+}
+
+// TestBrowserStepperDatabase steps naive/checkthenact's shortest break and
+// reads the database panel at each step: the balance goes 0 → 500 at A2
+// and 500 → 1000 at B2, where the panel and the transcript mark the
+// double credit; what each session read; and, stepping correct, who holds
+// the write lock, who waits for it, and what is not committed yet.
+func TestBrowserStepperDatabase(t *testing.T) {
+	path := chromium(t)
+	srv, _, _ := site(t) // before the browser: its time limit starts with it
+	ctx := browser(t, path)
+	stepTo(t, ctx, srv, "naive/checkthenact")
+	if b, lock, inbox := balance(t, ctx), text(t, ctx, "#lock"), text(t, ctx, "#inbox"); b.Balance != "0" || lock != "Write lock free" || inbox != "no row" {
+		t.Errorf("before a step: balance %+v, %q, inbox %q; want 0, a free lock and no row", b, lock, inbox)
+	}
+	for _, step := range []struct {
+		session, text, balance string
+		moved, over, here      bool
+		reads                  string
+	}{
+		{"A", "0", "0", false, false, false, "A1 inbox: no row"},
+		{"B", "0", "0", false, false, false, "A1 inbox: no row|B1 inbox: no row"},
+		{"A", "0 → 500 A2", "500", true, false, false, "A1 inbox: no row|B1 inbox: no row"},
+		{"B", "500 → 1000 B2", "1000", true, true, true, "A1 inbox: no row|B1 inbox: no row"},
+		{"A", "1000", "1000", false, true, false, "A1 inbox: no row|B1 inbox: no row"},
+	} {
+		click(t, ctx, "#step-"+step.session)
+		sched := text(t, ctx, "#schedule")
+		b := balance(t, ctx)
+		reads := strings.Join(eval[[]string](t, ctx, `[...document.querySelectorAll("#reads li")].map(li => li.textContent)`), "|")
+		if b.Text != step.text || b.Balance != step.balance || strings.Contains(b.Class, "moved") != step.moved ||
+			strings.Contains(b.Class, "over") != step.over || strings.Contains(b.Class, "broke-here") != step.here || reads != step.reads {
+			t.Errorf("%s: balance %+v, reads %q; want %q (%s), moved %v, over %v, broken here %v, reads %q",
+				sched, b, reads, step.text, step.balance, step.moved, step.over, step.here, step.reads)
+		}
+	}
+	// At B2 the panel says the guarantee broke there, and the transcript
+	// marks B2's row; afterwards the panel says where it broke.
+	click(t, ctx, "#undo")
+	if got, row := text(t, ctx, "#broke"), eval[string](t, ctx, `[...document.querySelectorAll("#transcript tr.broke")].map(r => r.dataset.label).join(" ")`); !strings.Contains(got, "B2 credited account 1 a second time: 1000 is past the 500") || row != "B2" {
+		t.Errorf("at B2: the panel says %q, transcript rows marked %q; want the second credit named at B2, and B2's row", got, row)
+	}
+	if warn := text(t, ctx, "#db .warn"); warn != "" {
+		t.Errorf("at B2 the panel also warns %q", warn)
+	}
+	click(t, ctx, "#undo")
+	if warn := text(t, ctx, "#db .warn"); !strings.Contains(warn, "500 of account 1's balance has no inbox row yet") {
+		t.Errorf("at A2 the panel warns %q, want the credit without its inbox row", warn)
+	}
+	do(t, ctx, chromedp.KeyEvent("b"), chromedp.KeyEvent("a"))
+	if got, inbox := text(t, ctx, "#broke"), text(t, ctx, "#inbox"); !strings.Contains(got, "credited twice at B2") || inbox != "provider-a/evt-3 → account 1, 500" {
+		t.Errorf("at A3: %q, inbox %q; want where it broke, and the inbox row", got, inbox)
+	}
+	if *screenshots != "" {
+		click(t, ctx, "#undo")
+		shot(t, ctx, "workshop-stepper-b2.png")
+	}
+
+	stepTo(t, ctx, srv, "correct", "A")
+	if lock := text(t, ctx, "#lock"); lock != "Write lock held by A" {
+		t.Errorf("correct after A1 (BEGIN IMMEDIATE): %q, want the lock held by A", lock)
+	}
+	click(t, ctx, "#step-B")
+	if lock := text(t, ctx, "#lock"); lock != "Write lock held by A; B waiting for it" {
+		t.Errorf("correct after A1 B1: %q, want A holding the lock and B waiting for it", lock)
+	}
+	click(t, ctx, "#step-A")
+	if b, pending := balance(t, ctx), text(t, ctx, "#pending"); b.Text != "0" || pending != "A2 INSERT inbox (1 row)" {
+		t.Errorf("correct after A1 B1 A2: balance %+v, not committed %q; want 0 and A2's INSERT", b, pending)
+	}
+	do(t, ctx, chromedp.KeyEvent("a"), chromedp.KeyEvent("a"))
+	if b, lock := balance(t, ctx), text(t, ctx, "#lock"); b.Text != "0 → 500 A4" || lock != "Write lock held by B" {
+		t.Errorf("correct after A1 B1 A2 A3 A4 (COMMIT): balance %+v, %q; want 0 → 500 at A4 and B holding the lock", b, lock)
+	}
+}
+
+// TestBrowserMatrixFits holds the SQLite matrix to a projector: the page,
+// header and every row, fits 1280×720 without scrolling either way; the
+// header sticks to the top where a page does scroll (here in a window
+// half as tall); limit columns are hatched and labelled by design, not
+// drawn as failures; a neutral cell has a style of its own; the controls
+// are styled.
+func TestBrowserMatrixFits(t *testing.T) {
+	path := chromium(t)
+	srv, data, _ := site(t) // before the browser: its time limit starts with it
+	// The whole SQLite matrix, as its golden file records it, whatever
+	// cells this run served.
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden, err := os.ReadFile(filepath.Join(root, backends[0].golden))
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := report.ParseReport(string(golden))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := workshop.Handler(&workshop.Data{Tabs: workshop.Finished(whole), Stepper: data.Stepper})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := httptest.NewServer(h)
+	defer full.Close()
+	ctx := browser(t, path)
+	do(t, ctx, chromedp.Navigate(full.URL+"/?b=sqlite"), chromedp.WaitVisible(chromedp.CSS("#matrix")))
+	type box struct{ ScrollW, ScrollH, ClientW, ClientH, Bottom, Right int }
+	b := eval[box](t, ctx, `(() => { const d = document.documentElement, r = document.querySelector("#matrix").getBoundingClientRect();
+		return {ScrollW: d.scrollWidth, ScrollH: d.scrollHeight, ClientW: d.clientWidth, ClientH: d.clientHeight, Bottom: Math.ceil(r.bottom), Right: Math.ceil(r.right)}; })()`)
+	if b.ClientW != viewW || b.ClientH != viewH {
+		t.Fatalf("the viewport is %d×%d, want %d×%d", b.ClientW, b.ClientH, viewW, viewH)
+	}
+	if b.ScrollW > b.ClientW || b.ScrollH > b.ClientH || b.Bottom > viewH || b.Right > viewW {
+		t.Errorf("the SQLite matrix at %d×%d: page %d×%d, table ends at x=%d, y=%d; want it all on one screen",
+			viewW, viewH, b.ScrollW, b.ScrollH, b.Right, b.Bottom)
+	}
+	if rows, cells := eval[int](t, ctx, `document.querySelectorAll("#matrix tbody tr").length`), eval[int](t, ctx, `document.querySelectorAll("#matrix td a").length`); rows != len(whole.Variants) || cells < 400 {
+		t.Errorf("the matrix shows %d rows and %d cells, want the whole SQLite matrix's %d rows", rows, cells, len(whole.Variants))
+	}
+
+	// Limit columns: hatched, labelled, their ✗ not a failure's red.
+	type look struct{ Background, Color, Header string }
+	style := func(css string) look {
+		return eval[look](t, ctx, `(() => { const td = document.querySelector(`+"`"+css+"`"+`); if (!td) return {};
+			const th = document.querySelectorAll("#matrix thead th")[td.cellIndex];
+			return {Background: getComputedStyle(td).backgroundImage, Color: getComputedStyle(td.querySelector("a")).color, Header: th.textContent}; })()`)
+	}
+	limit, fail := style(`#matrix td.limit.fail`), style(`#matrix td.fail:not(.limit)`)
+	if !strings.Contains(limit.Background, "repeating-linear-gradient") || !strings.Contains(limit.Header, "by design") ||
+		limit.Color == fail.Color || strings.Contains(fail.Background, "gradient") {
+		t.Errorf("a limit column's ✗ looks like %+v, a failure like %+v; want the limit hatched, under a header saying by design, in another colour", limit, fail)
+	}
+	if n := eval[int](t, ctx, `[...document.querySelectorAll("#matrix td a")].filter(a => a.dataset.v === "correct" && a.textContent === "✗" && !a.parentElement.classList.contains("limit")).length`); n != 0 {
+		t.Errorf("correct has %d ✗ outside the limit columns", n)
+	}
+	// The neutral mark has its own style: grey and dashed, like a neutral cell.
+	neutral := eval[[]string](t, ctx, `(() => { const s = getComputedStyle(document.querySelector(".legend .neutral"));
+		return [s.outlineStyle, s.backgroundColor, getComputedStyle(document.querySelector(".legend .fail")).backgroundColor]; })()`)
+	if neutral[0] != "dashed" || neutral[1] == neutral[2] {
+		t.Errorf("the neutral mark's outline and background are %q, a failure's background %q; want a style of its own", neutral[:2], neutral[2])
+	}
+
+	// Where the page scrolls, the header stays at the top.
+	do(t, ctx, chromedp.EmulateViewport(viewW, 400))
+	top := eval[float64](t, ctx, `(() => { window.scrollTo(0, 300); return document.querySelector("#matrix thead th.sc").getBoundingClientRect().top; })()`)
+	do(t, ctx, chromedp.EmulateViewport(viewW, viewH))
+	if top < -1 || top > 1 {
+		t.Errorf("scrolled 300 px down a 400 px window, the matrix's header is at y=%.0f, want 0 (sticky)", top)
+	}
+
+	// Controls are styled, not the browser's defaults.
+	do(t, ctx, chromedp.Navigate(srv.URL+"/step?v=naive/checkthenact&s=Race"), chromedp.WaitVisible(chromedp.CSS(`#stepper[data-ready="1"]`)))
+	for _, css := range []string{"#undo", "#level", "#step-A"} {
+		if r := eval[string](t, ctx, `getComputedStyle(document.querySelector("`+css+`")).borderRadius`); r == "0px" || r == "" {
+			t.Errorf("%s has border-radius %q: an unstyled control", css, r)
+		}
+	}
+}
+
+// missingGlyphs is a script that lists the characters of the page's text
+// that no installed font has: each is drawn on a canvas in its element's
+// font and compared with a code point no font has (U+F0000, private use),
+// whose drawing is the fallback box.
+const missingGlyphs = `(() => {
+  const canvas = document.createElement("canvas"); canvas.width = 64; canvas.height = 64;
+  const g = canvas.getContext("2d", {willReadFrequently: true});
+  const draw = (font, ch) => { g.clearRect(0, 0, 64, 64); g.font = font; g.textBaseline = "top"; g.fillText(ch, 4, 4);
+    return g.measureText(ch).width + ":" + Array.from(g.getImageData(0, 0, 64, 64).data).join(","); };
+  const missing = new Set();
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n; (n = walker.nextNode());) {
+    const cs = getComputedStyle(n.parentElement);
+    if (cs.display === "none" || !n.parentElement.getClientRects().length) continue;
+    const font = cs.fontStyle + " " + cs.fontWeight + " 32px " + cs.fontFamily;
+    const box = draw(font, String.fromCodePoint(0xF0000));
+    for (const ch of new Set(n.nodeValue)) {
+      if (ch.codePointAt(0) > 127 && draw(font, ch) === box) missing.add(ch + " (U+" + ch.codePointAt(0).toString(16).toUpperCase() + ") in " + cs.fontFamily);
+    }
+  }
+  return [...missing];
+})()`
+
+// TestBrowserNoMissingGlyphs renders every page — the matrix, a cell with
+// a wait, the stepper with a session waiting, the claims, a diff — and
+// fails for any character drawn as the fallback box. The check is first
+// shown to catch one: a character no font has, put on the page.
+func TestBrowserNoMissingGlyphs(t *testing.T) {
+	path := chromium(t)
+	srv, _, _ := site(t) // before the browser: its time limit starts with it
+	ctx := browser(t, path)
+	do(t, ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#matrix")))
+	control := eval[[]string](t, ctx, `(() => { const s = document.createElement("span"); s.textContent = "⏳ "+String.fromCodePoint(0xF0001);
+		document.querySelector("h1").append(s); const m = `+missingGlyphs+`; s.remove(); return m; })()`)
+	if len(control) != 2 {
+		t.Fatalf("the glyph check finds %q in ⏳ and U+F0001, want both: it cannot tell a missing glyph", control)
+	}
+	for _, page := range []struct{ url, ready string }{
+		{"/", "#matrix"},
+		{"/cell?v=correct&s=Race", "table.lanes"},
+		{"/cell?v=naive/checkthenact&s=Race", "table.lanes"},
+		{"/claims", ".claim"},
+		{"/diff?v=naive/checkthenact", "#lesson"},
+		{"/step?v=correct&s=Race", `#stepper[data-ready="1"]`},
+	} {
+		do(t, ctx, chromedp.Navigate(srv.URL+page.url), chromedp.WaitVisible(chromedp.CSS(page.ready)))
+		if strings.HasPrefix(page.url, "/step") {
+			click(t, ctx, "#step-A")
+			click(t, ctx, "#step-B") // B waits: the hourglass is on the page
+			if n := eval[int](t, ctx, `document.querySelectorAll(".waitmark svg, .session svg, #lock svg").length`); n < 2 {
+				t.Errorf("%s after A1 B1: %d hourglasses drawn, want the waiting session's", page.url, n)
+			}
+		}
+		if missing := eval[[]string](t, ctx, missingGlyphs); len(missing) > 0 {
+			t.Errorf("%s draws %d characters as a box, no installed font has them: %s", page.url, len(missing), strings.Join(missing, "; "))
+		}
+	}
+}
+
+// TestBrowserClaims renders CLAIMS.md as Markdown: no backtick is left in
+// the text on the page, names in backticks are code, and the cells are
+// linked.
+func TestBrowserClaims(t *testing.T) {
+	path := chromium(t)
+	srv, _, _ := site(t) // before the browser: its time limit starts with it
+	ctx := browser(t, path)
+	do(t, ctx, chromedp.Navigate(srv.URL+"/claims"), chromedp.WaitVisible(chromedp.CSS(".claim")))
+	if n := eval[int](t, ctx, "(document.body.innerText.match(/`/g) || []).length"); n != 0 {
+		t.Errorf("the claims page shows %d backticks", n)
+	}
+	codes := eval[int](t, ctx, `document.querySelectorAll(".claim code").length`)
+	claims := eval[int](t, ctx, `document.querySelectorAll(".claim").length`)
+	links := eval[int](t, ctx, `document.querySelectorAll(".claim .cells a").length`)
+	if claims < 26 || codes < claims || links == 0 {
+		t.Errorf("the claims page has %d claims, %d code spans, %d cell links; want C1–C26 at least, their names as code, and links", claims, codes, links)
+	}
+}
+
+// TestBrowserDiffOpensAtTheMistake: the diff of naive/checkthenact opens at
+// its first hunk of code, scrolled past the package clause, and says so.
+func TestBrowserDiffOpensAtTheMistake(t *testing.T) {
+	path := chromium(t)
+	srv, _, _ := site(t) // before the browser: its time limit starts with it
+	ctx := browser(t, path)
+	do(t, ctx, chromedp.Navigate(srv.URL+"/diff?v=naive/checkthenact"), chromedp.WaitVisible(chromedp.CSS("#lesson")))
+	type at struct {
+		ScrollY, Top float64
+		Lesson       string
+		Noise        int
+	}
+	got := eval[at](t, ctx, `({ScrollY: window.scrollY, Top: document.getElementById("lesson").getBoundingClientRect().top,
+		Lesson: document.getElementById("lesson").textContent, Noise: document.querySelectorAll("tr.hunk.noise").length})`)
+	if got.ScrollY <= 0 || got.Top < 0 || got.Top > 40 || !strings.Contains(got.Lesson, "The mistake: @@") ||
+		!strings.Contains(got.Lesson, "func (h *Handler) Process") || got.Noise == 0 {
+		t.Errorf("the diff opens at %+v; want it scrolled to the hunk in Process, the package clause's hunk above it marked", got)
+	}
 }

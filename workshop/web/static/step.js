@@ -21,7 +21,29 @@
   const node = () => tree.nodes[path[path.length - 1]];
   const steps = () => path.slice(1).map(i => tree.nodes[i].step);
 
-  function lanes(lines) {
+  // An hourglass drawn inline: no font on a Debian machine has U+23F3.
+  function hourglass() {
+    const ns = "http://www.w3.org/2000/svg";
+    const svg = document.createElementNS(ns, "svg");
+    svg.setAttribute("viewBox", "0 0 16 16");
+    svg.setAttribute("class", "icon");
+    svg.setAttribute("aria-hidden", "true");
+    const p = document.createElementNS(ns, "path");
+    p.setAttribute("d", "M3 1h10v2h-1c0 2.6-1.6 4-3.2 5 1.6 1 3.2 2.4 3.2 5h1v2H3v-2h1c0-2.6 1.6-4 3.2-5C5.6 7 4 5.6 4 3H3z");
+    svg.append(p);
+    return svg;
+  }
+  const over = st => !!st && st.accounts.some(a => a.balance > a.most);
+  // brokeAt is the step along the path that first took a balance past
+  // what exactly once allows: where the guarantee broke, as it happened.
+  function brokeAt() {
+    for (let i = 1; i < path.length; i++) {
+      if (over(tree.nodes[path[i]].state) && !over(tree.nodes[path[i - 1]].state)) return tree.nodes[path[i]].step;
+    }
+    return "";
+  }
+
+  function lanes(lines, broke) {
     const sessions = [];
     for (const l of lines) if (l.session && !sessions.includes(l.session)) sessions.push(l.session);
     const table = el("table", { class: "lanes" });
@@ -34,15 +56,17 @@
       const wait = l.result === "<waiting>";
       if (l.session && l.session in waiting && (l.step !== waiting[l.session] || !wait)) delete waiting[l.session];
       const fail = (l.text || "").startsWith("FAIL: ");
-      const tr = el("tr", { class: "k-" + (wait ? "wait" : fail ? "fail" : l.session ? (l.step ? "stmt" : "note") : "remark") });
+      const label = l.session ? l.session + (l.step ? l.step : "") : "";
+      const tr = el("tr", { class: "k-" + (wait ? "wait" : fail ? "fail" : l.session ? (l.step ? "stmt" : "note") : "remark") +
+        (broke && label === broke && !wait ? " broke" : ""), "data-label": label });
       if (!l.session) {
         tr.append(el("td", { class: "lbl" }), el("td", { class: "remark", colspan: String(sessions.length) }, (fail ? "✗ " : "") + l.text));
       } else {
-        tr.append(el("td", { class: "lbl" }, l.session + (l.step ? l.step : "")));
+        tr.append(el("td", { class: "lbl" }, label));
         for (const x of sessions) {
           if (x === l.session) {
             const td = el("td", { class: "here" });
-            if (wait) td.append(el("span", { class: "waitmark" }, "⏳ waiting"), " ");
+            if (wait) td.append(el("span", { class: "waitmark" }, hourglass(), " waiting"), " ");
             td.append(el("code", {}, l.text));
             if (l.result && !wait) td.append(el("div", { class: "res" }, l.result));
             tr.append(td);
@@ -56,6 +80,69 @@
     }
     table.append(body);
     return table;
+  }
+
+  // The database at this node, as the engine read it (report.DBState):
+  // the balances, and how the step that led here moved them; the inbox;
+  // the write lock; what the sessions read; what is not committed yet.
+  function database(n, prev, broke) {
+    const st = n.state;
+    const box = document.getElementById("db");
+    box.replaceChildren();
+    if (!st) return;
+    box.append(el("h2", {}, "Database ", el("small", {}, "committed rows: what another connection reads")));
+    const table = el("table", { class: "accounts" });
+    table.append(el("thead", {}, el("tr", {}, el("th", {}, "account"), el("th", {}, "balance"),
+      el("th", {}, "its inbox rows"), el("th", {}, "exactly once allows"))));
+    const body = el("tbody");
+    const notes = [];
+    for (const a of st.accounts) {
+      const was = prev && prev.accounts.find(x => x.id === a.id);
+      const moved = was && was.balance !== a.balance;
+      const isOver = a.balance > a.most;
+      const here = isOver && broke === n.step;
+      const bal = el("td", { class: "balance" + (moved ? " moved" : "") + (isOver ? " over" : "") + (here ? " broke-here" : ""),
+        "data-balance": String(a.balance) });
+      if (moved) bal.append(el("span", { class: "was" }, String(was.balance)), " → ", el("b", {}, String(a.balance)));
+      else bal.append(String(a.balance));
+      if (moved) bal.append(el("small", { class: "by" }, " " + n.step));
+      body.append(el("tr", { "data-account": String(a.id) }, el("th", {}, String(a.id)), bal,
+        el("td", {}, String(a.inbox)), el("td", {}, "at most " + a.most)));
+      if (here) notes.push(el("p", { class: "alert broke-here", id: "broke" }, "✗ " + n.step + " credited account " + a.id +
+        " a second time: " + a.balance + " is past the " + a.most + " that exactly once allows. The guarantee broke here."));
+      else if (isOver) notes.push(el("p", { class: "alert", id: "broke" }, "✗ account " + a.id + " was credited twice at " + broke +
+        ": " + a.balance + ", exactly once allows " + a.most + "."));
+      else if (a.balance - a.seed !== a.inbox) notes.push(el("p", { class: "warn" }, (a.balance - a.seed - a.inbox) + " of account " + a.id +
+        "'s balance has no inbox row yet: a crash now, and the redelivery credits it again."));
+    }
+    table.append(body);
+    box.append(table, ...notes);
+    const inbox = el("ul", { class: "inbox", id: "inbox" });
+    for (const r of st.inbox || []) inbox.append(el("li", {}, el("code", {}, r.source + "/" + r.eventId), " → account " + r.accountId + ", " + r.amount));
+    if (!inbox.childElementCount) inbox.append(el("li", { class: "none" }, "no row"));
+    box.append(el("div", { class: "row" }, el("b", {}, "Inbox"), inbox));
+    if (st.unread) box.append(el("p", { class: "hint" }, "Unchanged: " + st.unread));
+    const waiting = (n.sessions || []).filter(s => s.state === "waiting").map(s => s.name);
+    const lock = el("p", { class: "lock" + (st.writer ? " held" : ""), id: "lock" }, el("b", {}, "Write lock "),
+      st.writer ? "held by " + st.writer : "free");
+    if (st.readers && st.readers.length) lock.append("; read lock held by " + st.readers.join(", "));
+    if (waiting.length) lock.append("; ", hourglass(), waiting.join(", ") + " waiting for it");
+    box.append(lock);
+    if (st.reads && st.reads.length) {
+      const ul = el("ul", { class: "reads", id: "reads" });
+      for (const r of st.reads) {
+        const got = r.err ? "error" : r.rows === 0 ? "no row" : r.rows === 1 ? "(" + (r.first || []).join(", ") + ")" :
+          r.rows + " rows, first (" + (r.first || []).join(", ") + ")";
+        ul.append(el("li", { "data-step": r.step }, el("b", {}, r.step), " " + r.table + ": " + got));
+      }
+      box.append(el("div", { class: "row" }, el("b", {}, "Read"), ul));
+    }
+    if (st.pending && st.pending.length) {
+      const ul = el("ul", { class: "pending", id: "pending" });
+      for (const w of st.pending) ul.append(el("li", {}, el("b", {}, w.step), " " + w.op + " " + w.table + " (" + w.rows + (w.rows === 1 ? " row)" : " rows)")));
+      box.append(el("div", { class: "row" }, el("b", {}, "Not committed"), ul),
+        el("p", { class: "hint" }, "No other session sees these writes until the transaction commits."));
+    }
   }
 
   function draw() {
@@ -73,7 +160,7 @@
         b.addEventListener("click", () => move(st.name));
         card.append(b);
       } else if (st.state === "waiting") {
-        card.append(el("p", {}, "⏳ ", el("b", {}, st.step), " is waiting for the write lock" +
+        card.append(el("p", {}, hourglass(), " ", el("b", {}, st.step), " is waiting for the write lock" +
           (st.waitingOn ? " held by " + st.waitingOn.join(", ") : "") + ": it cannot be chosen"), el("pre", {}, st.text));
         card.append(el("button", { type: "button", class: "stepbtn", id: "step-" + st.name, disabled: "" }, "Waiting on " + (st.waitingOn || ["the lock"]).join(", ")));
       } else {
@@ -108,8 +195,10 @@
     if (tree.breaking === 0 && visited.size === tree.leaves.length) {
       end.append(el("p", { class: "unbreakable", id: "unbreakable" }, "Every branch tried. " + tree.unbreakable));
     }
+    const broke = brokeAt();
+    database(n, path.length > 1 ? tree.nodes[path[path.length - 2]].state : null, broke);
     const below = tree.leaves[n.below];
-    document.getElementById("transcript").replaceChildren(el("h2", {}, "Transcript so far"), lanes(below.lines.slice(0, n.lines)));
+    document.getElementById("transcript").replaceChildren(el("h2", {}, "Transcript so far"), lanes(below.lines.slice(0, n.lines), broke));
     window.lastMoveMs = performance.now() - t0;
   }
 
