@@ -16,7 +16,8 @@ import (
 func TestNeutralCellPage(t *testing.T) {
 	const why = "the fault 'before the UPDATE of accounts' never fired: the handler ran no such statement"
 	d := testData(t)
-	d.Report.Variants = append(d.Report.Variants, report.VariantResults{Name: "naive/trigger", Mistake: "credits by a trigger",
+	rep := reportOf(d)
+	rep.Variants = append(rep.Variants, report.VariantResults{Name: "naive/trigger", Mistake: "credits by a trigger",
 		Results: map[string]*report.Cell{"Race": {Pass: true, Neutral: why, Detail: why, Lines: []report.Line{{Session: "A", Text: "deliver provider-a/evt-3", Kind: report.KindNote}}}}})
 	d.Claims = strings.Replace(d.Claims, "`naive/checkthenact`", "`naive/checkthenact`, `naive/trigger`", 1)
 	h, err := Handler(d)

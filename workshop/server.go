@@ -33,12 +33,11 @@ var assets embed.FS
 // and no name from a request reaches a file path or a command.
 //
 // The matrices come as Tabs, which cmd/lab fills in while the page is
-// served; Report alone is one finished SQLite tab (for tests). The stepper
+// served (Finished makes one finished SQLite tab of a report). The stepper
 // and the diffs may come later too (SetStepper, SetDiffs): until then their
 // pages say they are on their way.
 type Data struct {
 	Tabs    *Tabs
-	Report  *report.Report
 	Stepper *report.Stepper
 	Diffs   map[string]string // variant → the diff cmd/lab's diff prints
 	Claims  string            // CLAIMS.md
@@ -91,10 +90,7 @@ const (
 //	/static/…          the style sheet and the stepper's script
 func Handler(d *Data) (http.Handler, error) {
 	if d.Tabs == nil {
-		if d.Report == nil {
-			return nil, fmt.Errorf("workshop: no matrix to show: Data needs Tabs or a Report")
-		}
-		d.Tabs = NewTabs(&Tab{Slug: "sqlite", Report: d.Report, Done: true})
+		return nil, fmt.Errorf("workshop: no matrix to show: Data needs Tabs")
 	}
 	tmpl, err := template.New("").Funcs(template.FuncMap{
 		"mark":      func(c *report.Cell) string { return c.Mark() },

@@ -16,14 +16,13 @@ import (
 // and a recorded PostgreSQL tab.
 func tabbed(t *testing.T) (*Data, *report.Report) {
 	d := testData(t)
-	full := d.Report
+	full := reportOf(d)
 	live := report.New(full.Scenarios, []report.VariantResults{{Name: "correct"}, {Name: "naive/checkthenact", Mistake: "check, then act"}})
 	live.Backend = report.SQLite
 	rec := report.New(full.Scenarios, []report.VariantResults{{Name: "correct"}, {Name: "naive/forupdate", Mistake: "FOR UPDATE on no row"}})
 	rec.Backend, rec.Recorded = report.PostgresBackend("read committed"), "scenarios/testdata/postgres-rc.golden"
 	rec.Set("correct", "Race", &report.Cell{Pass: true})
 	rec.Set("naive/forupdate", "Race", &report.Cell{Pass: false})
-	d.Report = nil
 	d.Tabs = NewTabs(&Tab{Slug: "sqlite", Report: live, Total: 2, Rerun: "go run ./cmd/lab"},
 		&Tab{Slug: "pg-rc", Report: rec, Rerun: "IDEMLAB_PG='postgres:///postgres?host=/var/run/postgresql' go run ./cmd/lab web"})
 	return d, full

@@ -35,9 +35,12 @@ func testData(t *testing.T) *Data {
 		{Session: "A", Step: 2, Text: "COMMIT", Result: "-> ok", Kind: report.KindStatement},
 		{Session: "B", Step: 1, Text: "BEGIN IMMEDIATE", Result: "-> ok", Kind: report.KindStatement}}})
 	rep.Set("naive/checkthenact", "Race", &report.Cell{Detail: "credited twice", Failures: []string{"balance of account 1 = 1000, want 500"}})
-	return &Data{Report: rep, Stepper: st, Diffs: map[string]string{"naive/checkthenact": "diff --git a/x b/x\n--- correct/process.go\n+++ naive/checkthenact/process.go\n@@ -1,2 +1,2 @@\n same\n-old\n+new\n"},
+	return &Data{Tabs: Finished(rep), Stepper: st, Diffs: map[string]string{"naive/checkthenact": "diff --git a/x b/x\n--- correct/process.go\n+++ naive/checkthenact/process.go\n@@ -1,2 +1,2 @@\n same\n-old\n+new\n"},
 		Claims: "## C1–C26\n\n### C3. Check-then-act credits twice\nTwo deliveries both read.\n\nShown by: scenario `Race`; `naive/checkthenact`\n"}
 }
+
+// reportOf is the report of d's first tab.
+func reportOf(d *Data) *report.Report { return d.Tabs.tabs[0].Report }
 
 // TestPlayShortestBreak plays checkthenact's shortest breaking schedule at
 // the line prompt, undoes a step, and quits; every line fits 100 columns.

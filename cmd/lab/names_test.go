@@ -376,7 +376,7 @@ func TestPageNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := workshop.Handler(&workshop.Data{Report: rep, Stepper: st, Diffs: map[string]string{"naive/checkthenact": ""}})
+	h, err := workshop.Handler(&workshop.Data{Tabs: workshop.Finished(rep), Stepper: st, Diffs: map[string]string{"naive/checkthenact": ""}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -126,7 +126,7 @@ func TestNeutralFootnotesAlone(t *testing.T) {
 // cell's page says why it could not judge, with no ✓ on it.
 func TestBrowserNeutral(t *testing.T) {
 	path := chromium(t)
-	h, err := workshop.Handler(&workshop.Data{Report: neutralReport()})
+	h, err := workshop.Handler(&workshop.Data{Tabs: workshop.Finished(neutralReport())})
 	if err != nil {
 		t.Fatal(err)
 	}

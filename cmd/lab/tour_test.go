@@ -27,7 +27,7 @@ func TestTourSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := workshop.Handler(&workshop.Data{Report: rep, Stepper: st})
+	h, err := workshop.Handler(&workshop.Data{Tabs: workshop.Finished(rep), Stepper: st})
 	if err != nil {
 		t.Fatal(err)
 	}
