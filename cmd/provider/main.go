@@ -4,7 +4,7 @@
 // workshop), honouring Retry-After and stopping on 410.
 //
 //	go run ./cmd/provider -id evt-1 -amount 500                 # one delivery
-//	go run ./cmd/provider -id evt-1 -amount 500 -copies 20      # 20 at once
+//	go run ./cmd/provider -id evt-1 -amount 500 -copies 20      # 20 at once; again: a fresh id
 //	go run ./cmd/provider -source provider-b -id evt-1 -account 2 -amount 700
 //	go run ./cmd/provider -id evt-1 -amount 700                 # a conflict: 422
 //	go run ./cmd/provider -curl -id evt-2 -amount 300           # print a signed curl command
@@ -51,6 +51,19 @@ func main() {
 	if err := reachable(*url); err != nil {
 		fmt.Fprintf(os.Stderr, "provider: cannot connect to %s (%v): is go run ./cmd/receiver VARIANT running?\n", *url, err)
 		os.Exit(1)
+	}
+	// A burst races copies of a new event. Copies of one the receiver has
+	// applied already are all duplicates whatever the handler, so a burst
+	// sent again with the same id could only ever look safe: it takes the
+	// next id the receiver has not seen, and says so.
+	if *copies > 1 {
+		if st, err := demo.ReadState(context.Background(), *url); err != nil {
+			fmt.Fprintf(os.Stderr, "provider: cannot read %s/state (%v): sending %s as asked\n", *url, err, *id)
+		} else if fresh := demo.FreshID(st, *source, *id); fresh != *id {
+			fmt.Printf("%s/%s is in the receiver's inbox already: its copies would all be duplicates and could not race;\n"+
+				"sending the burst as %s/%s, an event it has not seen\n", *source, *id, *source, fresh)
+			*id = fresh
+		}
 	}
 	p.Timeout = *timeout
 	if *fast {

@@ -7,7 +7,8 @@
 // Each provider of the demo has its own endpoint, POST
 // /webhooks/provider-a and /webhooks/provider-b, which verifies that
 // provider's Standard Webhooks signature; GET /state shows the balances
-// and the inbox. The database file survives restarts: delete it to start
+// and the inbox, and says in words whether each balance equals the sum of
+// its inbox rows. The database file survives restarts: delete it to start
 // over with accounts 1, 2 and 3 at 0. Send with cmd/provider, or with curl
 // (go run ./cmd/provider -curl prints a signed command).
 package main

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -119,10 +120,90 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// State is what GET /state shows: every balance and inbox row.
+// State is what GET /state shows: every balance and inbox row, and, in
+// words first, whether each balance is the sum of its inbox rows — what
+// exactly once leaves behind, since every account starts at 0.
 type State struct {
+	Says     []string        `json:"says"`
 	Balances map[int64]int64 `json:"balances"`
 	Inbox    []Row           `json:"inbox"`
+}
+
+// judge writes st.Says: a sentence per account.
+func (st *State) judge() {
+	sum, rows := map[int64]int64{}, map[int64]int{}
+	for _, r := range st.Inbox {
+		sum[r.AccountID] += r.Amount
+		rows[r.AccountID]++
+	}
+	ids := make([]int64, 0, len(st.Balances))
+	for id := range st.Balances {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	st.Says = []string{}
+	for _, id := range ids {
+		b, s := st.Balances[id], sum[id]
+		of := fmt.Sprintf("the sum of its %d inbox row", rows[id])
+		if rows[id] != 1 {
+			of += "s"
+		}
+		switch {
+		case b == s:
+			st.Says = append(st.Says, fmt.Sprintf("account %d: balance %d equals %s: every credit has its event, once", id, b, of))
+		case b > s:
+			st.Says = append(st.Says, fmt.Sprintf("account %d: balance %d does NOT equal %s (%d): %d was credited with no event behind it: an event applied more than once", id, b, of, s, b-s))
+		default:
+			st.Says = append(st.Says, fmt.Sprintf("account %d: balance %d does NOT equal %s (%d): %d of recorded events was never credited", id, b, of, s, s-b))
+		}
+	}
+}
+
+// ReadState asks the receiver at base ("http://127.0.0.1:8080") for its
+// state.
+func ReadState(ctx context.Context, base string) (State, error) {
+	var st State
+	req, err := http.NewRequestWithContext(ctx, "GET", strings.TrimSuffix(base, "/")+"/state", nil)
+	if err != nil {
+		return st, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return st, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return st, fmt.Errorf("GET %s: %s", req.URL, resp.Status)
+	}
+	return st, json.NewDecoder(resp.Body).Decode(&st)
+}
+
+// FreshID returns id if source has not delivered it yet (it has no inbox
+// row in st), or else the first id after it that it has not: evt-1, then
+// evt-2, evt-3…; an id that ends in no number gets -2, -3…. A burst of
+// copies of an event already applied is all duplicates, whatever the
+// handler: it can show no race, and would teach that the handler has none.
+func FreshID(st State, source, id string) string {
+	used := map[string]bool{}
+	for _, r := range st.Inbox {
+		if r.Source == source {
+			used[r.EventID] = true
+		}
+	}
+	if !used[id] {
+		return id
+	}
+	stem, n := id+"-", 1
+	if i := strings.LastIndexFunc(id, func(r rune) bool { return r < '0' || r > '9' }); i < len(id)-1 {
+		stem = id[:i+1]
+		n, _ = strconv.Atoi(id[i+1:])
+	}
+	for {
+		n++
+		if next := stem + strconv.Itoa(n); !used[next] {
+			return next
+		}
+	}
 }
 
 // Row is an inbox row.
@@ -175,6 +256,7 @@ func (s *Server) read(ctx context.Context) (State, error) {
 		a, b := st.Inbox[i], st.Inbox[j]
 		return a.Source+"/"+a.EventID < b.Source+"/"+b.EventID
 	})
+	st.judge()
 	return st, rows.Err()
 }
 

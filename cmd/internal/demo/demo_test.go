@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -84,8 +85,50 @@ func TestLoopback(t *testing.T) {
 	if st.Balances[1] != 500 || st.Balances[2] != 700 || st.Balances[3] != 100 || len(st.Inbox) != 3 {
 		t.Errorf("GET /state = %+v, want balances 500, 700, 100 and 3 inbox rows", st)
 	}
+	if len(st.Says) != 3 || st.Says[0] != "account 1: balance 500 equals the sum of its 1 inbox row: every credit has its event, once" {
+		t.Errorf("GET /state says %q, want each balance said equal to the sum of its inbox rows", st.Says)
+	}
+	// Another burst of provider-a's evt-1 would be all duplicates: the
+	// provider sends it as an event the receiver has not seen.
+	read, err := ReadState(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := FreshID(read, "provider-a", "evt-1"); got != "evt-2" {
+		t.Errorf("FreshID(provider-a, evt-1) after evt-1 and evt-9 = %q, want evt-2", got)
+	}
 	cancel()
 	if err := <-served; err != nil {
 		t.Errorf("Serve: %v", err)
+	}
+}
+
+// TestStateSays: /state says in words whether each balance equals the sum
+// of its inbox rows, and what the difference means.
+func TestStateSays(t *testing.T) {
+	st := State{Balances: map[int64]int64{1: 1000, 2: 0, 3: 0}, Inbox: []Row{
+		{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 500}, {Source: "provider-a", EventID: "evt-2", AccountID: 3, Amount: 300}}}
+	st.judge()
+	want := []string{
+		"account 1: balance 1000 does NOT equal the sum of its 1 inbox row (500): 500 was credited with no event behind it: an event applied more than once",
+		"account 2: balance 0 equals the sum of its 0 inbox rows: every credit has its event, once",
+		"account 3: balance 0 does NOT equal the sum of its 1 inbox row (300): 300 of recorded events was never credited",
+	}
+	if strings.Join(st.Says, "\n") != strings.Join(want, "\n") {
+		t.Errorf("State.Says =\n%s\nwant\n%s", strings.Join(st.Says, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestFreshID: a burst gets an id its source has not delivered.
+func TestFreshID(t *testing.T) {
+	st := State{Inbox: []Row{{Source: "provider-a", EventID: "evt-1"}, {Source: "provider-a", EventID: "evt-2"},
+		{Source: "provider-b", EventID: "evt-3"}, {Source: "provider-a", EventID: "pay"}}}
+	for _, tt := range []struct{ source, id, want string }{
+		{"provider-a", "evt-1", "evt-3"}, {"provider-a", "evt-7", "evt-7"}, {"provider-b", "evt-1", "evt-1"},
+		{"provider-b", "evt-3", "evt-4"}, {"provider-a", "pay", "pay-2"},
+	} {
+		if got := FreshID(st, tt.source, tt.id); got != tt.want {
+			t.Errorf("FreshID(%s, %s) = %q, want %q", tt.source, tt.id, got, tt.want)
+		}
 	}
 }
