@@ -261,6 +261,13 @@ func (c *Checker) scenario(sc labtest.Scenario, v lab.Variant) bool {
 // record records cell, sc's verdict on v, and reports whether sc broke
 // nothing.
 func (c *Checker) record(sc labtest.Scenario, v lab.Variant, cell *report.Cell) bool {
+	if cell == nil {
+		// The lab stopped the test itself (its t.Fatalf, in the log above)
+		// before the cell had a verdict: no verdict is a failure too, never
+		// a nil cell to read.
+		msg := "the cell gave no verdict: the lab stopped the test before it had one (its reason is in the test's log)"
+		cell = &report.Cell{Detail: msg, Failures: []string{msg}, Where: []string{""}, ByLab: []bool{true}}
+	}
 	c.ran = append(c.ran, ranCell{sc, v, cell})
 	if cell.IsNeutral() {
 		c.neutral = append(c.neutral, sc.Name+": "+cell.Neutral)

@@ -93,8 +93,8 @@ func TestCrashIsAKill(t *testing.T) {
 // every file that differs.
 func killAndCompare(t *testing.T, v lab.Variant, p killPoint) (killed bool, diffs []string) {
 	t.Helper()
-	if err := setup(v.DSN(p.Path), v.Schema, p.WAL, []Account{{ID: 1}}); err != nil {
-		t.Fatalf("setup(%s) = %v", p.Path, err)
+	if mode, err := setup(v.DSN(p.Path), v.Schema, p.WAL, []Account{{ID: 1}}); err != nil || p.WAL && mode != "wal" {
+		t.Fatalf("setup(%s) = %q, %v, want the database set up (in WAL mode: %v)", p.Path, mode, err, p.WAL)
 	}
 	spec, err := json.Marshal(p)
 	if err != nil {

@@ -134,14 +134,22 @@ func (r *Run) openMode(wal, untimed bool, accounts []Account) *DB {
 			r.tb.Fatalf("copying the set-up database to %s: %v", path, err)
 		}
 	} else {
-		if err := setup(dsn, r.Variant.Schema, wal, accounts); err != nil {
-			r.tb.Fatalf("setting up %s for %s: %v", path, r.Variant.Name, err)
-		}
-		tmpl, err := os.ReadFile(path)
+		mode, err := setup(dsn, r.Variant.Schema, wal, accounts)
 		if err != nil {
-			r.tb.Fatalf("reading the set-up database: %v", err)
+			panic(setupFailed(fmt.Sprintf("setting up a database with %s's DSN and schema: %v", r.Variant.Name, err)))
 		}
-		r.templates[seed] = tmpl
+		if wal && mode != "wal" {
+			// Set up again at every open, so that each says so.
+			r.Errorf("OpenWAL: PRAGMA journal_mode = WAL on a connection of the variant's DSN = %s, want wal: the DSN keeps "+
+				"the file out of write-ahead-log mode, which any process that opens the file may choose for it (this "+
+				"database goes on in %s mode)", mode, mode)
+		} else {
+			tmpl, err := os.ReadFile(path)
+			if err != nil {
+				r.tb.Fatalf("reading the set-up database: %v", err)
+			}
+			r.templates[seed] = tmpl
+		}
 	}
 	db := r.attach(path, wal)
 	for _, a := range accounts {
@@ -208,29 +216,39 @@ func (r *Run) tempDir() string {
 // setup creates the schema and the accounts on a connection of its own, the
 // way a migration tool would before the service starts. Whatever that
 // connection's settings were, the handler's connections do not inherit them.
-func setup(dsn, schema string, wal bool, accounts []Account) error {
+// With wal it first turns the file to write-ahead-log mode, and returns the
+// mode the file is in after asking: "wal", or the mode a DSN that does not
+// allow it (nolock=1, say) kept.
+func setup(dsn, schema string, wal bool, accounts []Account) (mode string, err error) {
 	c, err := sqlite.NewConnector(dsn)
 	if err != nil {
-		return err
+		return "", err
 	}
 	db := sql.OpenDB(c)
 	defer db.Close()
 	if wal {
-		var mode string
-		if err := db.QueryRow(`PRAGMA journal_mode = WAL`).Scan(&mode); err != nil || mode != "wal" {
-			return fmt.Errorf("PRAGMA journal_mode = WAL: %q, %v", mode, err)
+		if err := db.QueryRow(`PRAGMA journal_mode = WAL`).Scan(&mode); err != nil {
+			return "", fmt.Errorf("PRAGMA journal_mode = WAL: %w", err)
 		}
+		mode = strings.ToLower(mode)
 	}
 	if _, err := db.Exec(schema); err != nil {
-		return fmt.Errorf("schema: %w", err)
+		return "", fmt.Errorf("schema: %w", err)
 	}
 	for _, a := range accounts {
 		if _, err := db.Exec(`INSERT INTO accounts (id, balance) VALUES (?, ?)`, a.ID, a.Balance); err != nil {
-			return fmt.Errorf("account %d: %w", a.ID, err)
+			return "", fmt.Errorf("account %d: %w", a.ID, err)
 		}
 	}
-	return nil
+	return mode, nil
 }
+
+// setupFailed is what Open panics with when the variant's DSN and schema
+// cannot set up a database: the variant's failure, not the lab's, so it
+// stops the cell (which says why) rather than the test.
+type setupFailed string
+
+func (s setupFailed) Error() string { return string(s) }
 
 // beginStatement tells what BEGIN the driver issues for dsn, from its
 // _txlock parameter, so that transcripts show the lock mode the variant chose.
