@@ -280,7 +280,14 @@ func key(cols string) func(string) string {
 	}
 }
 
-// dsnWith is a DSN with only the given query.
+// dsnWith is a DSN on the file at path, escaped as the lab escapes it,
+// with only the given query.
 func dsnWith(query string) func(string) string {
-	return func(path string) string { return "file:" + path + query }
+	return func(path string) string { return lab.SQLiteFile(path) + query }
+}
+
+// unescapedDSN is correct's DSN with the path written as it is after
+// "file:", unescaped.
+func unescapedDSN(path string) string {
+	return "file:" + path + "?_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_txlock=immediate"
 }

@@ -100,6 +100,16 @@ var repairs = []wrongFix{
 	// changes no row, and the handler answers applied: an inbox row, no
 	// credit. (The same handler is markfirst/credit-inlined: two routes to
 	// one mistake.)
+	// A blind student's fix (tmp/blind1, accepted by the checks of its
+	// day): foreign_keys(1) added to the DSN, rightly, but the DSN
+	// rewritten as "file:" + path + "?…", without lab.SQLiteFile's
+	// escaping. A directory whose name holds a '?' opens another file,
+	// the settings cut at the '?' (foreign keys off, and another database);
+	// one whose name holds a '#' ends the path there, and two ledgers
+	// share one file. Every directory the lab makes for its databases
+	// holds both.
+	{"missingaccount/dsn-path-unescaped", `foreign_keys(1) in a DSN written "file:" + path + "?…": a '?' or '#' in a directory's name opens another file`,
+		ledger{rowCheck: true, dsn: unescapedDSN}, checks.MissingAccount, []string{"UnknownAccount"}},
 	{"missingaccount/row-check-dropped", "foreign keys on in the DSN, and the credit's check that it changed a row deleted as dead code",
 		ledger{}, checks.MissingAccount, []string{"AccountSearch"}},
 
@@ -159,6 +169,13 @@ var repairs = []wrongFix{
 	// did not make, and the event is applied twice in the answers.
 	{"markfirst/failed-commit-looked-up", "one transaction; a failed COMMIT looked up in the inbox, the row there taken for its own",
 		ledger{rowCheck: true, commitLookup: true}, checks.MarkFirst, []string{"FaultSearch"}},
+
+	// A blind student's fix (tmp/blind1, accepted by the checks of its
+	// day): the handler fixed, one transaction for the mark and the credit,
+	// and the DSN rewritten as "file:" + path + "?…", as in
+	// missingaccount/dsn-path-unescaped.
+	{"markfirst/dsn-path-unescaped", `one transaction, and a DSN written "file:" + path + "?…": a '?' or '#' in a directory's name opens another file`,
+		ledger{rowCheck: true, dsn: unescapedDSN}, checks.MarkFirst, []string{"Rollback"}},
 
 	// Exercise 6: name the one conflict you expect.
 	{"insertorignore/or-replace", "INSERT OR REPLACE instead of OR IGNORE",

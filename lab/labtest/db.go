@@ -136,13 +136,13 @@ func (r *Run) openMode(wal, untimed bool, accounts []Account) *DB {
 	} else {
 		mode, err := setup(dsn, r.Variant.Schema, wal, accounts)
 		if err != nil {
-			panic(setupFailed(fmt.Sprintf("setting up a database with %s's DSN and schema: %v", r.Variant.Name, err)))
+			panic(setupFailed(fmt.Sprintf("setting up a database with %s's DSN and schema: %v%s", r.Variant.Name, err, unescaped(dsn, path))))
 		}
 		if wal && mode != "wal" {
 			// Set up again at every open, so that each says so.
 			r.Errorf("OpenWAL: PRAGMA journal_mode = WAL on a connection of the variant's DSN = %s, want wal: the DSN keeps "+
 				"the file out of write-ahead-log mode, which any process that opens the file may choose for it (this "+
-				"database goes on in %s mode)", mode, mode)
+				"database goes on in %s mode)%s", mode, mode, unescaped(dsn, path))
 		} else {
 			tmpl, err := os.ReadFile(path)
 			if err != nil {
@@ -203,15 +203,32 @@ func (db *DB) openPool() *sql.DB {
 // the disk at every COMMIT, which makes enumerating hundreds of interleavings
 // five times faster. The kit never tests power loss, only process death,
 // which a memory-backed file survives just as well.
+//
+// Its name holds what a URI reads otherwise (tempDirPattern), so that every
+// database of every scenario is a file whose path a DSN must escape: a
+// variant that writes "file:" + path opens another file, or this one
+// without its settings, in every cell, not only in the memory exercise's
+// check of file names.
 func (r *Run) tempDir() string {
 	if info, err := os.Stat("/dev/shm"); err == nil && info.IsDir() {
-		if dir, err := os.MkdirTemp("/dev/shm", "idemlab-"); err == nil {
+		if dir, err := os.MkdirTemp("/dev/shm", tempDirPattern); err == nil {
 			r.tb.Cleanup(func() { os.RemoveAll(dir) })
 			return dir
 		}
 	}
-	return r.tb.TempDir()
+	dir, err := os.MkdirTemp(r.tb.TempDir(), tempDirPattern)
+	if err != nil {
+		r.tb.Fatalf("making a directory for the databases: %v", err)
+	}
+	return dir
 }
+
+// tempDirPattern names the lab's directories of database files (see
+// tempDir): a '?', which a URI reads as the start of its settings, a '#' as
+// the end of its path, a '%' as the start of an escape, a space and a
+// letter outside ASCII, which a URI escapes or not depending on who wrote
+// it.
+const tempDirPattern = "idemlab-?#% é-"
 
 // setup creates the schema and the accounts on a connection of its own, the
 // way a migration tool would before the service starts. Whatever that
@@ -241,6 +258,17 @@ func setup(dsn, schema string, wal bool, accounts []Account) (mode string, err e
 		}
 	}
 	return mode, nil
+}
+
+// unescaped says, when dsn does not begin with path escaped as
+// lab.SQLiteFile escapes it, what the lab's file names hold that a DSN
+// must escape; else "".
+func unescaped(dsn, path string) string {
+	if strings.HasPrefix(dsn, lab.SQLiteFile(path)) {
+		return ""
+	}
+	return fmt.Sprintf(" (the DSN does not begin with lab.SQLiteFile(path): the lab's databases live in a directory named %q + a number, "+
+		"and a URI reads a '?' as the start of its settings, a '#' as the end of its path and a '%%' as an escape)", tempDirPattern)
 }
 
 // setupFailed is what Open panics with when the variant's DSN and schema

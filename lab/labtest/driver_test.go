@@ -35,7 +35,9 @@ var testVariant = lab.Variant{
 	Name: "test",
 	Schema: `CREATE TABLE accounts (id INTEGER PRIMARY KEY, balance INTEGER NOT NULL DEFAULT 0);
 		CREATE TABLE inbox (source TEXT, event_id TEXT, account_id INTEGER, amount INTEGER, PRIMARY KEY (source, event_id));`,
-	DSN: func(path string) string { return "file:" + path + "?_txlock=immediate&_pragma=busy_timeout(5000)" },
+	DSN: func(path string) string {
+		return lab.SQLiteFile(path) + "?_txlock=immediate&_pragma=busy_timeout(5000)"
+	},
 	New: func(db *sql.DB) lab.Processor { return recorder{db} },
 }
 

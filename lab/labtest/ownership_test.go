@@ -22,7 +22,7 @@ import (
 // INSERT, waits for the write lock.
 func plainBegin() lab.Variant {
 	v := testVariant
-	v.DSN = func(path string) string { return "file:" + path + "?_pragma=busy_timeout(5000)" }
+	v.DSN = func(path string) string { return lab.SQLiteFile(path) + "?_pragma=busy_timeout(5000)" }
 	return v
 }
 
