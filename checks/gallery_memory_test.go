@@ -69,8 +69,8 @@ var memoryFixes = []struct {
 		"a commit is not synced until a checkpoint",
 		withSettings("?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_txlock=immediate"),
 		[]string{"Durable"}},
-	{"synchronous-normal", "synchronous(NORMAL) alone, safe enough on a rollback journal; the file is in WAL mode " +
-		"as soon as anything else turns it so, and then a commit may roll back after a power loss",
+	{"synchronous-normal", "synchronous(NORMAL) alone, thought safe enough on a rollback journal, where SQLite gives a power failure " +
+		"a chance to corrupt the file; and the file is in WAL mode as soon as anything else turns it so, where a commit may roll back",
 		withSettings("?_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_txlock=immediate"),
 		[]string{"Durable"}},
 	{"foreign-keys-once", "PRAGMA foreign_keys = ON run once on the file, as if it were a setting of the file: " +
@@ -82,6 +82,16 @@ var memoryFixes = []struct {
 			}
 			return lab.SQLiteFile(path) + "?_pragma=busy_timeout(5000)&_txlock=immediate"
 		}, []string{"EveryConnection"}},
+	// A blind student's fix (round 1, accepted by the checks of its day):
+	// synchronous(NORMAL) beside journal_mode(DELETE), so that the file is
+	// never in WAL mode, where NORMAL loses commits: the check's file
+	// turned to WAL was turned back by the DSN, and NORMAL on a rollback
+	// journal passed. SQLite gives it a chance to corrupt the file on a
+	// power failure; only FULL promises it will not.
+	{"synchronous-normal-journal-pinned", "journal_mode(DELETE) and synchronous(NORMAL): the WAL risk avoided, the rollback journal's " +
+		"NORMAL still lets a power failure corrupt the file",
+		withSettings("?_pragma=journal_mode(DELETE)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_txlock=immediate"),
+		[]string{"Durable"}},
 	{"short-busy-timeout", "busy_timeout(100): a tenth of a second is an eternity for one INSERT",
 		withSettings("?_pragma=foreign_keys(1)&_pragma=busy_timeout(100)&_txlock=immediate"), []string{"Burst", "Concurrent"}},
 }

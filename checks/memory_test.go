@@ -103,7 +103,7 @@ func secondConnection(c *Checker, dsn func(path string) string) []string {
 var dsnGuarantees = []struct{ name, shows string }{
 	{"FileName", "on a file name a URI misreads ('?', '#', '%', a space, non-ASCII, a leading \"//\"), the DSN opens exactly that file, with its settings"},
 	{"EveryConnection", "foreign keys and a busy timeout on every connection of the pool, one opened after a delivery included"},
-	{"Durable", "no journal_mode or synchronous that lets a crash or a power loss take back a credit already answered applied"},
+	{"Durable", "no journal_mode or synchronous that lets a crash or a power loss take back a credit already answered applied (MEMORY, OFF, synchronous below FULL)"},
 	{"ImmediateBegin", "a transaction the pool begins holds the write lock from BEGIN on, before its first read"},
 }
 
@@ -408,10 +408,9 @@ func connectionSettings(ctx context.Context, shown string, n int, c *sql.Conn) (
 // walDurability opens dsn again on the file after another process turned
 // it to write-ahead-log mode, as equivalent/wal's is; a file keeps the mode
 // ("Persistence of WAL mode", https://sqlite.org/wal.html; seen: the DSN's
-// next connection reads journal_mode wal). There synchronous=NORMAL,
-// harmless enough on a rollback journal, loses committed transactions (see
-// durabilityLost). A DSN that sets its own journal_mode is read as it
-// leaves the file.
+// next connection reads journal_mode wal). A DSN that sets its own
+// journal_mode is read as it leaves the file, and judged in that mode (see
+// durabilityLost).
 func walDurability(ctx context.Context, path, shown, file string, dsn func(string) string) []dsnFinding {
 	ref, err := openDSN(lab.SQLiteFile(file))
 	if err != nil {
@@ -435,7 +434,8 @@ func walDurability(ctx context.Context, path, shown, file string, dsn func(strin
 	var journal string
 	var sync int
 	if err := c.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&journal); err != nil {
-		return []dsnFinding{{"Durable", fmt.Sprintf("DSN(%s): PRAGMA journal_mode: %v", shown, err)}}
+		return []dsnFinding{{"Durable", fmt.Sprintf("DSN(%s) on the file another process turned to WAL mode: PRAGMA journal_mode: %v, "+
+			"want the database read in the mode it is in", shown, err)}}
 	}
 	if err := c.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync); err != nil {
 		return []dsnFinding{{"Durable", fmt.Sprintf("DSN(%s): PRAGMA synchronous: %v", shown, err)}}
@@ -468,7 +468,20 @@ func walDurability(ctx context.Context, path, shown, file string, dsn func(strin
 //     power";
 //   - synchronous=NORMAL in WAL mode: "A transaction committed in WAL mode
 //     with synchronous=NORMAL might roll back following a power loss or
-//     system crash."
+//     system crash.";
+//   - synchronous=NORMAL on a rollback journal (DELETE, TRUNCATE,
+//     PERSIST): SQLite "will still sync at the most critical moments, but
+//     less often than in FULL mode. There is a very small (though
+//     non-zero) chance that a power failure at just the wrong time could
+//     corrupt the database in journal_mode=DELETE on an older
+//     filesystem", and DELETE mode is only "probably" safe "on modern
+//     filesystems". Only FULL promises that "an operating system crash or
+//     power failure will not corrupt the database" (EXTRA adds a sync of
+//     the directory). A corrupt file takes back every credit in it, so
+//     NORMAL is refused in every journal mode, as each connection runs it:
+//     a DSN that sets journal_mode(DELETE) next to synchronous(NORMAL),
+//     which keeps the file out of WAL mode whoever turned it so, is judged
+//     in DELETE mode, not let through.
 //
 // modernc.org/sqlite v1.62.0 (SQLite 3.54.1) defaults to journal_mode
 // delete and synchronous FULL (2), which keep a commit (TestMemoryFacts).
@@ -482,6 +495,9 @@ func durabilityLost(journal string, sync int) string {
 		return "synchronous=OFF never syncs: a committed credit, or the whole file, may be lost when the machine loses power"
 	case journal == "wal" && sync == 1:
 		return "synchronous=NORMAL in WAL mode does not sync the WAL at COMMIT: a credit answered applied might roll back after a power loss"
+	case sync == 1:
+		return "synchronous=NORMAL syncs less often than FULL: SQLite gives a power failure at the wrong moment a chance to corrupt the database, " +
+			"and every credit in it; only FULL (or EXTRA) promises it will not"
 	}
 	return ""
 }

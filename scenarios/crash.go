@@ -101,15 +101,21 @@ func Crash(r *labtest.Run) {
 //     "a transaction committed in WAL mode with synchronous=NORMAL might
 //     roll back following a power loss or system crash". FULL syncs the WAL
 //     after each commit.
+//   - synchronous=NORMAL on a rollback journal: "a very small (though
+//     non-zero) chance that a power failure at just the wrong time could
+//     corrupt the database in journal_mode=DELETE on an older filesystem";
+//     FULL "ensures that an operating system crash or power failure will
+//     not corrupt the database". A corrupt file gives every commit away,
+//     so NORMAL is refused in every journal mode, in the mode each
+//     connection runs in: a DSN that pins journal_mode(DELETE) beside
+//     synchronous(NORMAL) keeps the WAL case's file out of WAL mode, and
+//     is refused on its rollback journal.
 //
-// Accepted, and said here so that nobody reads more into the column: NORMAL
-// on a rollback journal (the docs give "a very small (though non-zero)
-// chance" that a power failure corrupts the database "on an older
-// filesystem"; a DSN that sets NORMAL is refused all the same, on the
-// file in WAL mode), and FULL in DELETE mode, which does not sync the
-// directory after the journal is deleted; only EXTRA does, which "provides
-// additional durability if the commit is followed closely by a power
-// loss". correct runs with SQLite's default, FULL.
+// Accepted, and said here so that nobody reads more into the column: FULL
+// in DELETE mode, which does not sync the directory after the journal is
+// deleted; only EXTRA does, which "provides additional durability if the
+// commit is followed closely by a power loss". correct runs with SQLite's
+// default, FULL.
 func givesAway(d labtest.Durability) string {
 	switch {
 	case d.JournalMode == "memory":
@@ -120,6 +126,8 @@ func givesAway(d labtest.Durability) string {
 		return "synchronous=OFF never syncs: a committed transaction, or the whole file, may be lost when the machine loses power"
 	case d.JournalMode == "wal" && d.Synchronous == 1:
 		return "synchronous=NORMAL in WAL mode syncs the WAL only at a checkpoint, not at every COMMIT: a committed transaction might roll back after a power loss"
+	case d.Synchronous == 1:
+		return "synchronous=NORMAL syncs less often than FULL: a power failure at the wrong moment may corrupt the database, and every commit in it"
 	}
 	return ""
 }

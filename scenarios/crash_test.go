@@ -16,9 +16,9 @@ import (
 // reads: correct/ given each setting that gives a committed transaction
 // away, in its DSN or on one connection of its pool only, must fail it
 // with the setting named in the cell; correct/ and equivalent/wal must
-// hold it. synchronous=NORMAL in the DSN is refused too, though the column
-// accepts it on a rollback journal: Crash runs the same DSN on a file in
-// WAL mode, where it gives a commit away.
+// hold it. synchronous=NORMAL is refused in both journal modes, and so is a
+// DSN that pins journal_mode(DELETE) beside it, which keeps the WAL case's
+// file in DELETE mode.
 func TestCrashReadsDurability(t *testing.T) {
 	withDSN := func(name, pragmas string) lab.Variant {
 		v := correct.Variant
@@ -43,7 +43,8 @@ func TestCrashReadsDurability(t *testing.T) {
 	}{
 		{correct.Variant, ""},
 		{wal.Variant, ""},
-		{withDSN("normal", "&_pragma=synchronous(NORMAL)"), "WAL, durability settings: connection 1: journal_mode=wal synchronous=NORMAL"},
+		{withDSN("normal", "&_pragma=synchronous(NORMAL)"), "rollback journal, durability settings: connection 1: journal_mode=delete synchronous=NORMAL"},
+		{withDSN("deletenormal", "&_pragma=journal_mode(DELETE)&_pragma=synchronous(NORMAL)"), "journal_mode=delete synchronous=NORMAL"},
 		{withDSN("memory", "&_pragma=journal_mode(MEMORY)"), "journal_mode=MEMORY"},
 		{withDSN("off", "&_pragma=journal_mode(OFF)"), "journal_mode=OFF"},
 		{withDSN("syncoff", "&_pragma=synchronous(OFF)"), "synchronous=OFF"},
