@@ -82,7 +82,16 @@ var memoryFixes = []struct {
 			}
 			return lab.SQLiteFile(path) + "?_pragma=busy_timeout(5000)&_txlock=immediate"
 		}, []string{"EveryConnection"}},
-	// A blind student's fix (round 1, accepted by the checks of its day):
+	// Blind students' fixes of round 1 (accepted by the checks of their
+	// day, or, for nolock, one that crashed them). The path escaped with
+	// net/url after "file://", as a file URL is written: an absolute path
+	// gives "file:///tmp/…", which opens it, and every path the check tried
+	// was absolute. A relative one, "data/ledger.db", gives
+	// "file://data/…", whose host, data, SQLite refuses.
+	{"file-url-with-two-slashes", `"file://" + the path escaped with net/url: a relative path's first directory is read as a host`,
+		func(path string) string {
+			return "file://" + (&url.URL{Path: path}).EscapedPath() + "?_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_txlock=immediate"
+		}, []string{"FileName"}},
 	// synchronous(NORMAL) beside journal_mode(DELETE), so that the file is
 	// never in WAL mode, where NORMAL loses commits: the check's file
 	// turned to WAL was turned back by the DSN, and NORMAL on a rollback
@@ -92,6 +101,13 @@ var memoryFixes = []struct {
 		"NORMAL still lets a power failure corrupt the file",
 		withSettings("?_pragma=journal_mode(DELETE)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_txlock=immediate"),
 		[]string{"Durable"}},
+	// nolock=1, to be rid of "database is locked": SQLite takes no file
+	// lock, two connections both pass BEGIN IMMEDIATE and write at once,
+	// and the file cannot be opened in WAL mode, which another process
+	// may choose for it. The check of its day panicked setting up the
+	// matrix's WAL databases.
+	{"nolock", "nolock=1 in the DSN: no file lock, so BEGIN IMMEDIATE keeps nobody out",
+		withSettings("?_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_txlock=immediate&nolock=1"), []string{"Durable", "ImmediateBegin"}},
 	{"short-busy-timeout", "busy_timeout(100): a tenth of a second is an eternity for one INSERT",
 		withSettings("?_pragma=foreign_keys(1)&_pragma=busy_timeout(100)&_txlock=immediate"), []string{"Burst", "Concurrent"}},
 }

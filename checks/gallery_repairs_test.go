@@ -100,7 +100,7 @@ var repairs = []wrongFix{
 	// changes no row, and the handler answers applied: an inbox row, no
 	// credit. (The same handler is markfirst/credit-inlined: two routes to
 	// one mistake.)
-	// A blind student's fix (tmp/blind1, accepted by the checks of its
+	// A blind student's fix (round 1, accepted by the checks of its
 	// day): foreign_keys(1) added to the DSN, rightly, but the DSN
 	// rewritten as "file:" + path + "?…", without lab.SQLiteFile's
 	// escaping. A directory whose name holds a '?' opens another file,
@@ -170,7 +170,7 @@ var repairs = []wrongFix{
 	{"markfirst/failed-commit-looked-up", "one transaction; a failed COMMIT looked up in the inbox, the row there taken for its own",
 		ledger{rowCheck: true, commitLookup: true}, checks.MarkFirst, []string{"FaultSearch"}},
 
-	// A blind student's fix (tmp/blind1, accepted by the checks of its
+	// A blind student's fix (round 1, accepted by the checks of its
 	// day): the handler fixed, one transaction for the mark and the credit,
 	// and the DSN rewritten as "file:" + path + "?…", as in
 	// missingaccount/dsn-path-unescaped.

@@ -130,6 +130,13 @@ var dsnPaths = []string{
 	"run#1/ledger.db", "run?1/ledger.db", "//ledger.db", "//run 1/ledger.db",
 }
 
+// dsnRelativePaths are file names tried as dsnPaths are, the path handed to
+// DSN written relative to the working directory ("../../tmp/…/ledger.db"),
+// as a service configured with "data/ledger.db" hands it: "file://" + a
+// relative path names a host (SQLite refuses it), where "file:" + the
+// same path opens it.
+var dsnRelativePaths = []string{"ledger.db", "run?1/ledger.db", "with space.db"}
+
 // connectionString holds dsn to the guarantees of dsnGuarantees on
 // dsnPaths, then on file names rapid draws, and fails c with the first
 // finding of each guarantee.
@@ -141,11 +148,11 @@ func connectionString(c *Checker, dsn func(path string) string) {
 			found[f.guarantee] = f
 		}
 	}
-	for _, name := range dsnPaths {
+	for i, name := range append(slices.Clone(dsnPaths), dsnRelativePaths...) {
 		if c.firstOnly && len(found) > 0 {
 			break
 		}
-		for _, f := range tryDSN(root, dsn, name) {
+		for _, f := range tryDSN(root, dsn, name, i >= len(dsnPaths)) {
 			record(f)
 		}
 	}
@@ -161,8 +168,8 @@ func connectionString(c *Checker, dsn func(path string) string) {
 				}
 			}()
 			rapid.Check(rec, func(t *rapid.T) {
-				name := drawDSNPath(t)
-				for _, f := range tryDSN(root, dsn, name) {
+				name, relative := drawDSNPath(t)
+				for _, f := range tryDSN(root, dsn, name, relative) {
 					if _, ok := found[f.guarantee]; !ok {
 						last = &f
 						t.Fatalf("%s", f.line)
@@ -208,22 +215,28 @@ func capShrinking(d time.Duration) (restore func()) {
 }
 
 // drawDSNPath draws a file name of one to three parts, each of letters,
-// digits and what a URI reads otherwise, sometimes with a leading "//".
-func drawDSNPath(t *rapid.T) string {
+// digits and what a URI reads otherwise, with a leading "//" or handed to
+// DSN relative to the working directory (see dsnRelativePaths), or
+// neither.
+func drawDSNPath(t *rapid.T) (name string, relative bool) {
 	chars := []rune("abcdef0125.-_?#% &=;+:'éü日€")
 	part := rapid.StringOfN(rapid.SampledFrom(chars), 1, 10, -1).
 		Filter(func(s string) bool { return s != "." && s != ".." })
-	name := strings.Join(rapid.SliceOfN(part, 1, 3).Draw(t, "parts"), "/")
-	if rapid.Bool().Draw(t, "leading //") {
+	name = strings.Join(rapid.SliceOfN(part, 1, 3).Draw(t, "parts"), "/")
+	switch rapid.IntRange(0, 2).Draw(t, "absolute, with a leading //, or relative") {
+	case 1:
 		name = "//" + name
+	case 2:
+		relative = true
 	}
-	return name
+	return name, relative
 }
 
 // tryDSN opens dsn on name, inside a fresh directory of root, as the lab
 // would (the schema, an account, one delivery by the correct handler) and
-// returns what breaks the guarantees of dsnGuarantees there.
-func tryDSN(root string, dsn func(path string) string, name string) (found []dsnFinding) {
+// returns what breaks the guarantees of dsnGuarantees there. With relative,
+// the path DSN is handed is relative to the working directory.
+func tryDSN(root string, dsn func(path string) string, name string, relative bool) (found []dsnFinding) {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp(root, "case")
 	if err != nil {
@@ -248,6 +261,17 @@ func tryDSN(root string, dsn func(path string) string, name string) (found []dsn
 		shown = fmt.Sprintf("\"/\" + dir + %q", "/"+strings.TrimPrefix(name, "//"))
 	}
 	fileShown := fmt.Sprintf("dir + %q", strings.TrimPrefix(file, dir))
+	if relative {
+		// Up from the working directory to "/", then down to path: a path
+		// relative to the working directory whatever that is.
+		wd, err := os.Getwd()
+		if err != nil {
+			return []dsnFinding{{"FileName", fmt.Sprintf("os.Getwd: %v (the check's trouble, not the DSN's)", err)}}
+		}
+		ups := strings.TrimSuffix(strings.Repeat("../", strings.Count(filepath.Clean(wd), "/")), "/")
+		path = ups + path
+		shown = fmt.Sprintf("%q + dir + %q", ups, "/"+name)
+	}
 
 	s, err := callDSN(dsn, path)
 	if err != nil {
