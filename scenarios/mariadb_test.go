@@ -69,3 +69,79 @@ func TestMariaDBRegistry(t *testing.T) {
 		}
 	}
 }
+
+// mariadbCaught finds what the BUG(lab) note of a variant that has a row
+// on PostgreSQL and MariaDB but not on SQLite says catches it on MariaDB,
+// and at which levels: "On MariaDB, caught by Race and Concurrent at READ
+// COMMITTED and REPEATABLE READ."
+var mariadbCaught = regexp.MustCompile(`On MariaDB, caught by ([A-Z]\w*(?:(?:, | and )[A-Z]\w*)*) at ([A-Z][A-Z ]*[A-Z](?:(?:, | and )[A-Z][A-Z ]*[A-Z])*)\.`)
+
+// TestMariaDBServerOnlyNotes holds each variant of variants.PostgresOnly
+// that has a MariaDB form to its BUG(lab) note's word on MariaDB: every
+// scenario it names is ✗ in the golden matrix of every level it names
+// ("REPEATABLE READ" is the server's default, without
+// innodb_snapshot_isolation), and ✓ at every other level, where the same
+// code is right. Such a note that says nothing of MariaDB fails it.
+func TestMariaDBServerOnlyNotes(t *testing.T) {
+	goldens := map[labtest.Level]map[string]map[string]string{}
+	for _, level := range mariadbSuite.levels {
+		g, err := mariadbSuite.readGolden(mariadbSuite.goldenPath(level))
+		if err != nil {
+			t.Fatal(err)
+		}
+		goldens[level] = g
+	}
+	checked := 0
+	for _, v := range variants.PostgresOnly {
+		if v.MariaDB == nil {
+			continue
+		}
+		checked++
+		notes, _, err := packageDoc(filepath.Join("..", filepath.FromSlash(v.Name)))
+		if err != nil {
+			t.Fatalf("%s: %v", v.Name, err)
+		}
+		m := mariadbCaught.FindStringSubmatch(strings.Join(strings.Fields(strings.Join(notes, " ")), " "))
+		if m == nil {
+			t.Errorf("%s: its BUG(lab) note says nowhere \"On MariaDB, caught by <Scenario> at <LEVEL>.\"", v.Name)
+			continue
+		}
+		split := regexp.MustCompile(`, | and `)
+		named := split.Split(m[2], -1)
+		for _, n := range named {
+			if !slices.ContainsFunc(mariadbSuite.levels, func(l labtest.Level) bool { return levelName(l) == n }) {
+				t.Errorf("%s: its BUG(lab) note names %q, which is no level of MariaDB's axis", v.Name, n)
+			}
+		}
+		for _, name := range split.Split(m[1], -1) {
+			if !slices.ContainsFunc(scenarios.MariaDB, func(s labtest.Scenario) bool { return s.Name == name }) {
+				t.Errorf("%s: its BUG(lab) note says it is caught by %s on MariaDB, which is no MariaDB scenario", v.Name, name)
+				continue
+			}
+			for _, level := range mariadbSuite.levels {
+				want := report.Pass
+				if slices.Contains(named, levelName(level)) {
+					want = report.Fail
+				}
+				if mark := goldens[level][v.Name][name]; mark != want {
+					t.Errorf("%s × %s in %s = %s, want %s, as its BUG(lab) note on MariaDB says", v.Name, name, mariadbSuite.goldenPath(level), mark, want)
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Errorf("no variant of variants.PostgresOnly has a MariaDB form: forupdate and checkthenacttx have")
+	}
+}
+
+// levelName is how a BUG(lab) note names a level of MariaDB's axis: its
+// isolation level in capitals, and REPEATABLE READ with
+// innodb_snapshot_isolation=ON as "REPEATABLE READ WITH SNAPSHOT
+// ISOLATION".
+func levelName(l labtest.Level) string {
+	n := strings.ToUpper(string(l.Isolation))
+	if l.SnapshotIsolation {
+		n += " WITH SNAPSHOT ISOLATION"
+	}
+	return n
+}

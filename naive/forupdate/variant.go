@@ -5,6 +5,7 @@ import (
 
 	"idemlab/correct"
 	"idemlab/lab"
+	"idemlab/mariadb"
 	"idemlab/postgres"
 )
 
@@ -19,5 +20,10 @@ var Variant = lab.Variant{
 		Schema: correct.PostgresSchema,
 		DSN:    postgres.DSN,
 		New:    func(db *sql.DB) lab.Processor { return postgres.Retry(New(db)) },
+	},
+	MariaDB: &lab.MariaDB{
+		Schema: correct.MariaDBSchema,
+		DSN:    mariadb.DSN,
+		New:    func(db *sql.DB) lab.Processor { return mariadb.Retry(NewMariaDB(db)) },
 	},
 }
