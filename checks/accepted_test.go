@@ -11,6 +11,7 @@ import (
 	"idemlab/checks"
 	"idemlab/exercises/outbox"
 	"idemlab/lab"
+	"idemlab/lab/labtest"
 	outboxsolution "idemlab/solutions/outbox"
 )
 
@@ -302,4 +303,59 @@ func relayOne(ctx context.Context, db *sql.DB, mailer outbox.Mailer) error {
 	}
 	_, err = db.ExecContext(ctx, `UPDATE outbox SET sent = 1 WHERE id = $1`, m.ID)
 	return err
+}
+
+// rightNewVariants are right answers to exercise 11: a mistake nobody had
+// made in the kit, and a scenario that catches it by what the handler
+// answers and stores. Both were accepted by the check of their day; they
+// are here so that a check that learns to refuse scenarios judging words
+// goes on accepting those that judge behaviour.
+var rightNewVariants = []struct {
+	name string
+	work checks.NewVariantWork
+}{
+	// The repeat's payload compared as one fingerprint, account and amount
+	// run together: (12, 3) and (1, 23) both read "123". The scenario
+	// delivers evt-1 as the one, then as the other: a payload conflict.
+	{"newvariant/fingerprint", checks.NewVariantWork{
+		Variant: func() lab.Variant {
+			v := ledger{rowCheck: true, fingerprint: true}.variant("accepted/newvariant/fingerprint")
+			v.Mistake = "the repeat's payload compared as one fingerprint, its numbers run together"
+			return v
+		}(),
+		Scenario: labtest.Scenario{Name: "Mine", Shows: "same key, another payload whose digits run together alike: still a conflict",
+			Run: func(r *labtest.Run) {
+				db := r.Open(labtest.Account{ID: 1}, labtest.Account{ID: 12})
+				r.WantOutcome(db.Deliver(lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 12, Amount: 3}), lab.Applied)
+				r.WantError(db.Deliver(lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 23}), lab.ErrPayloadConflict)
+				r.WantBalance(db, 12, 3)
+				r.WantBalance(db, 1, 0)
+			}}}},
+	// One key column, source/event_id: acme/eu's 7 and acme's eu/7 are one
+	// key. The scenario delivers both: both must apply.
+	{"newvariant/slash-key", checks.NewVariantWork{
+		Variant: func() lab.Variant {
+			v := ledger{rowCheck: true, schema: keyColumn, keyString: true}.variant("accepted/newvariant/slash-key")
+			v.Mistake = "one idempotency key, source/event_id, that two keys can share"
+			return v
+		}(),
+		Scenario: labtest.Scenario{Name: "Mine", Shows: "two keys that read alike once joined with '/' are two events: both apply",
+			Run: func(r *labtest.Run) {
+				db := r.Open(labtest.Account{ID: 1})
+				first := lab.Event{Source: "acme/eu", EventID: "7", AccountID: 1, Amount: 100}
+				second := lab.Event{Source: "acme", EventID: "eu/7", AccountID: 1, Amount: 100}
+				r.WantOutcome(db.Deliver(first), lab.Applied)
+				r.WantOutcome(db.Deliver(second), lab.Applied)
+				r.WantOutcome(db.Deliver(second), lab.Duplicate)
+				r.WantBalance(db, 1, 200)
+			}}}},
+}
+
+func TestAcceptedNewVariant(t *testing.T) {
+	for _, r := range rightNewVariants {
+		t.Run(r.name, func(t *testing.T) {
+			t.Parallel()
+			accept(t, checks.NewVariant, r.work)
+		})
+	}
 }

@@ -6,9 +6,11 @@ import "idemlab/lab/labtest"
 // (exercises/newvariant), the second half of the newvariant exercise. Use
 // the lab as the scenarios in ../scenarios do: r.Open, db.Deliver,
 // r.WantOutcome, r.WantBalance… Judge what the handler answers and what
-// the database holds, never the transcript: the check runs the story on
-// handlers that do what correct/ does with other SQL, and wants a failure
-// on your variant that the story reports itself.
+// the database holds, never words (the transcript, the variant's name or
+// mistake, the schema's text, an error's message): the check runs the
+// story on handlers that do what correct/ does in other words, and wants
+// a failure on your variant, for what it does, that the story reports
+// itself.
 var MyScenario = labtest.Scenario{
 	Name:  "Mine",
 	Short: "Mine",

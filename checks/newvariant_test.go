@@ -14,6 +14,10 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"testing"
+
+	"modernc.org/sqlite"
 
 	"idemlab/correct"
 	"idemlab/lab"
@@ -37,9 +41,15 @@ type NewVariantWork struct {
 //     variants.Equivalents, and on correct/ with a pool of one connection, as its
 //     doc recommends: it asks for nothing the pattern does not give;
 //   - Behaviour: it judges what a handler answers and what the database
-//     holds, not the text of the handler's SQL: it holds on correct/ with
-//     its statements reworded (Reworded), and it reads no transcript;
-//   - Catches: it fails on the variant;
+//     holds, not words: it reads no transcript, and it holds on correct/
+//     with the text of its SQL, of its schema or of its errors reworded
+//     (Rewordings), and on correct/ labelled with the variant's name and
+//     mistake;
+//   - Catches: it fails on the variant; it still fails once the variant's
+//     label, its schema's text and its errors' words say nothing (Unlabelled:
+//     the same handler, the same behaviour); and on the scenario's own
+//     deliveries the variant answers or stores something correct/ does not,
+//     so that the failure is the mistake's, not its words';
 //   - Asserts: and it says so itself (r.Errorf, r.WantOutcome, …), not
 //     only through the checks the lab makes on its own after every
 //     delivery and every run (a failed delivery that changed the
@@ -53,19 +63,29 @@ func NewVariant(c *Checker, w NewVariantWork) {
 		useLabDefaults()
 		return labtest.RunCell(c.T, sc, v)
 	}
-	if cell := run(correct.Variant); !cell.Pass {
+	// What correct/ and the variant do on the scenario's own deliveries,
+	// for Catches to compare.
+	var ofCorrect, ofVariant behaviourLog
+	if cell := ofCorrect.run(c.T, sc, correct.Variant); !cell.Pass {
 		c.Fail(Failure{Guarantee: "Fair", Shows: fairShows,
 			Lines: prefix(sc.Name+" fails on correct/: ", cell.Failures), Transcript: cell.Transcript})
 	}
 	if c.Done() {
 		return
 	}
+	relabelled := correct.Variant
+	relabelled.Name, relabelled.Mistake = w.Variant.Name+" (correct/'s handler)", w.Variant.Mistake
 	if reads := transcriptReads(sc.Run); len(reads) > 0 {
 		c.Fail(Failure{Guarantee: "Behaviour", Shows: behaviourShows, Lines: reads})
-	} else if cell := run(Reworded); !cell.Pass {
-		c.Fail(Failure{Guarantee: "Behaviour", Shows: behaviourShows,
-			Lines: prefix(sc.Name+" fails on correct/ with its SQL reworded (keywords in lower case, named parameters, "+
-				"columns in another order; nothing else changed): ", cell.Failures), Transcript: cell.Transcript})
+	} else {
+		for _, rw := range append(slices.Clone(Rewordings), Rewording{relabelled,
+			fmt.Sprintf("labelled as your variant is (name %q, mistake %q; its handler and schema unchanged)", w.Variant.Name, w.Variant.Mistake)}) {
+			if cell := run(rw.Variant); !cell.Pass {
+				c.Fail(Failure{Guarantee: "Behaviour", Shows: behaviourShows,
+					Lines: prefix(fmt.Sprintf("%s fails on correct/ %s: ", sc.Name, rw.What), cell.Failures), Transcript: cell.Transcript})
+				break
+			}
+		}
 	}
 	for _, v := range append(slices.Clone(variants.Equivalents), variants.PoolOfOne(correct.Variant)) {
 		if c.Done() {
@@ -80,18 +100,32 @@ func NewVariant(c *Checker, w NewVariantWork) {
 	if c.Done() {
 		return
 	}
-	switch cell := run(w.Variant); {
+	switch cell := ofVariant.run(c.T, sc, w.Variant); {
 	case cell.Pass:
 		detail := ""
 		if cell.Detail != "" {
 			detail = " (" + cell.Detail + ")"
 		}
-		c.Failf("Catches", "your scenario fails on your variant: it catches the mistake",
+		c.Failf("Catches", catchesShows,
 			"%s holds on %s: it does not catch the mistake %q%s", sc.Name, w.Variant.Name, w.Variant.Mistake, detail)
 	case len(scenarioOwnFailures(cell)) == 0:
 		c.Fail(Failure{Guarantee: "Asserts", Shows: "your scenario itself reports the guarantee your variant breaks, not only the lab's own checks",
 			Lines:      prefix(fmt.Sprintf("every expectation of %s holds on %s; only the lab's own checks failed it: ", sc.Name, w.Variant.Name), cell.Failures),
 			Transcript: cell.Transcript})
+	case ofVariant.same(&ofCorrect):
+		c.Failf("Catches", catchesShows,
+			"%s fails on %s, which answers every delivery of it as correct/ does (%s) and leaves every database with correct/'s rows: "+
+				"the failure comes from something else than what the handler does (its name, its schema's text or structure, an error's words)",
+			sc.Name, w.Variant.Name, ofVariant.summary())
+	default:
+		if c.Done() {
+			return
+		}
+		if cell := run(Unlabelled(w.Variant)); cell.Pass {
+			c.Failf("Catches", catchesShows,
+				"%s fails on %s, and holds on the same handler once its name, its mistake, its schema's words and its errors' words "+
+					"say nothing (the same statements, the same answers): it caught the words, not the mistake", sc.Name, w.Variant.Name)
+		}
 	}
 	for _, m := range scenarios.All {
 		if c.Done() {
@@ -103,7 +137,8 @@ func NewVariant(c *Checker, w NewVariantWork) {
 
 const (
 	fairShows      = "your scenario holds on correct/ and on every handler that does what it does: it asks for nothing the pattern does not give"
-	behaviourShows = "your scenario judges what a handler answers and what the database holds, never the text of its SQL"
+	behaviourShows = "your scenario judges what a handler answers and what the database holds, never words: the text of its SQL, its schema, its errors, its label"
+	catchesShows   = "your scenario fails on your variant, for what the variant does: it catches the mistake"
 )
 
 // matrixTellsApart fails c if m, a column of the matrix, tells v from correct/:
@@ -354,6 +389,296 @@ func rewordedClassify(ctx context.Context, err error) error {
 		err = fmt.Errorf("%w: %w", ctx.Err(), err)
 	}
 	return lab.Classify(err)
+}
+
+// A Rewording is correct/ with some of its words changed and nothing it
+// does: a scenario that judges behaviour holds on it.
+type Rewording struct {
+	Variant lab.Variant
+	What    string // how it differs from correct/, after "correct/ "
+}
+
+// Rewordings are the rewordings of correct/ a scenario must hold on
+// (Behaviour): its SQL, its schema and its errors, each in other words.
+// Every column of the matrix gives each correct/'s verdict
+// (TestRewordedHoldsTheMatrix).
+var Rewordings = []Rewording{
+	{Reworded, "with its SQL reworded (keywords in lower case, named parameters, columns in another order; nothing else changed)"},
+	{RewordedSchema, "with its schema's text reworded (keywords' and names' case swapped, comments dropped, other line breaks, " +
+		"the inbox's key as (event_id, source)): the same tables, the same constraints"},
+	{RewordedErrors, "with its errors' words changed (each error is of the kinds it was, for errors.Is, and says nothing else)"},
+}
+
+// RewordedSchema is correct/ on its schema written otherwise: the same
+// tables, columns and constraints, the inbox's key listing its columns in
+// the other order (which the ON CONFLICT target still names: SQLite
+// matches a target to a unique index by its set of columns), every word
+// in the other case (SQLite reads keywords and names alike in any case),
+// no comments, other line breaks. A scenario that reads the schema's text
+// from sqlite_schema, or wants the key's index to list source first,
+// fails on it.
+var RewordedSchema = lab.Variant{Name: "correct/ schema reworded", DSN: correct.DSN, New: correct.Variant.New,
+	Schema: rewordSchema(strings.Replace(correct.Schema, "PRIMARY KEY (source, event_id)", "PRIMARY KEY (event_id, source)", 1))}
+
+// RewordedErrors is correct/ whose errors say other words: each is of the
+// kinds it was (errors.Is finds in it what it found before: lab's kinds,
+// the caller's context, an injected fault) and its text names only its
+// kind.
+var RewordedErrors = withRewordedErrors(correct.Variant, "correct/ errors reworded")
+
+// withRewordedErrors is v, named name, whose handler's errors say other
+// words (see RewordedErrors).
+func withRewordedErrors(v lab.Variant, name string) lab.Variant {
+	inner := v.New
+	v.Name = name
+	v.New = func(db *sql.DB) lab.Processor { return rewordingErrors{inner(db)} }
+	return v
+}
+
+// rewordingErrors is a handler whose errors say other words.
+type rewordingErrors struct{ inner lab.Processor }
+
+func (h rewordingErrors) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) {
+	o, err := h.inner.Process(ctx, e)
+	if err != nil {
+		err = rewordedError{err}
+	}
+	return o, err
+}
+
+// rewordedError is err, for errors.Is and errors.As, in other words.
+type rewordedError struct{ err error }
+
+func (e rewordedError) Error() string {
+	return "an error of kind " + lab.ErrorKind(e.err) + " (the check changed its words)"
+}
+
+func (e rewordedError) Unwrap() error { return e.err }
+
+// Unlabelled is v with nothing left to tell it by but what it does: no
+// name a scenario would know, no mistake, its schema's text reworded as
+// RewordedSchema's is (the same tables and constraints), its errors'
+// words changed as RewordedErrors' are.
+func Unlabelled(v lab.Variant) lab.Variant {
+	u := withRewordedErrors(v, "a variant, unlabelled")
+	u.Mistake = ""
+	u.Schema = rewordSchema(v.Schema)
+	return u
+}
+
+// rewordSchema writes schema otherwise, meaning the same to SQLite: every
+// ASCII letter outside quotes in the other case (SQLite reads keywords,
+// names, types and functions alike in any case of ASCII letters), every
+// comment dropped, every run of white space a line break and a tab. Quoted
+// names and strings ('…', "…", `…`, […]) are kept as they are.
+func rewordSchema(schema string) string {
+	var b strings.Builder
+	space := func() { b.WriteString("\n\t") }
+	for i := 0; i < len(schema); {
+		c := schema[i]
+		switch {
+		case c == '\'' || c == '"' || c == '`':
+			j := i + 1
+			for j < len(schema) {
+				if schema[j] == c {
+					if j+1 < len(schema) && schema[j+1] == c {
+						j += 2 // a doubled quote stands for one
+						continue
+					}
+					j++
+					break
+				}
+				j++
+			}
+			b.WriteString(schema[i:j])
+			i = j
+		case c == '[':
+			j := strings.IndexByte(schema[i:], ']')
+			if j < 0 {
+				j = len(schema) - i - 1
+			}
+			b.WriteString(schema[i : i+j+1])
+			i += j + 1
+		case strings.HasPrefix(schema[i:], "--"):
+			j := strings.IndexByte(schema[i:], '\n')
+			if j < 0 {
+				j = len(schema) - i
+			}
+			space()
+			i += j
+		case strings.HasPrefix(schema[i:], "/*"):
+			j := strings.Index(schema[i+2:], "*/")
+			if j < 0 {
+				j = len(schema) - i - 2
+			} else {
+				j += 2
+			}
+			space()
+			i += j + 2
+		case strings.IndexByte(" \t\n\r", c) >= 0:
+			for i < len(schema) && strings.IndexByte(" \t\n\r", schema[i]) >= 0 {
+				i++
+			}
+			space()
+		case 'a' <= c && c <= 'z':
+			b.WriteByte(c - 'a' + 'A')
+			i++
+		case 'A' <= c && c <= 'Z':
+			b.WriteByte(c - 'A' + 'a')
+			i++
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String()
+}
+
+// A behaviourLog is what a handler did in one run of a scenario: every
+// answer it gave, in order, and the rows of every database the run opened,
+// read once the scenario's story is told. Two handlers whose logs are the
+// same gave the scenario nothing to tell them apart by but words.
+type behaviourLog struct {
+	mu       sync.Mutex
+	armed    bool
+	answers  []string
+	paths    []string
+	rows     []string // each database's rows, table by table, once the story is told
+	complete bool     // the story ran to its end and every database was read
+}
+
+// run runs sc on v, recording what v's handler does in l.
+func (l *behaviourLog) run(t *testing.T, sc labtest.Scenario, v lab.Variant) *report.Cell {
+	dsn, newProc := v.DSN, v.New
+	v.DSN = func(path string) string {
+		l.mu.Lock()
+		if l.armed && !slices.Contains(l.paths, path) {
+			l.paths = append(l.paths, path)
+		}
+		l.mu.Unlock()
+		return dsn(path)
+	}
+	v.New = func(db *sql.DB) lab.Processor { return answerRecorder{newProc(db), l} }
+	story := sc.Run
+	sc.Run = func(r *labtest.Run) {
+		l.mu.Lock()
+		l.armed = true // from here on: not the lab's probe of the handler
+		l.mu.Unlock()
+		story(r)
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.armed = false
+		l.complete = true
+		for _, p := range l.paths {
+			rows, err := databaseRows(p)
+			if err != nil {
+				l.complete = false
+			}
+			l.rows = append(l.rows, rows)
+		}
+	}
+	useLabDefaults()
+	return labtest.RunCell(t, sc, v)
+}
+
+// answerRecorder records each answer of its handler in a behaviourLog.
+type answerRecorder struct {
+	inner lab.Processor
+	log   *behaviourLog
+}
+
+func (h answerRecorder) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) {
+	o, err := h.inner.Process(ctx, e)
+	answer := o.String()
+	if err != nil {
+		answer = "an error (" + lab.ErrorKind(err) + ")"
+	}
+	h.log.mu.Lock()
+	if h.log.armed {
+		h.log.answers = append(h.log.answers, showEvent(e)+": "+answer)
+	}
+	h.log.mu.Unlock()
+	return o, err
+}
+
+// same reports whether l and other record the same answers and the same
+// rows, each of them a story told to its end.
+func (l *behaviourLog) same(other *behaviourLog) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	other.mu.Lock()
+	defer other.mu.Unlock()
+	return l.complete && other.complete && slices.Equal(l.answers, other.answers) && slices.Equal(l.rows, other.rows)
+}
+
+// summary names the answers l recorded, briefly.
+func (l *behaviourLog) summary() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.answers) <= 3 {
+		return strings.Join(l.answers, "; ")
+	}
+	return strings.Join(l.answers[:3], "; ") + fmt.Sprintf("; … %d answers in all", len(l.answers))
+}
+
+// databaseRows reads every row of every table of the database file at
+// path, on a connection of its own, table by table, each table's rows
+// sorted.
+func databaseRows(path string) (string, error) {
+	c, err := sqlite.NewConnector(lab.SQLiteFile(path))
+	if err != nil {
+		return "", err
+	}
+	db := sql.OpenDB(c)
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	var tables []string
+	rows, err := db.Query(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY name`)
+	if err != nil {
+		return "", err
+	}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return "", err
+		}
+		tables = append(tables, name)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, table := range tables {
+		rows, err := db.Query(`SELECT * FROM "` + strings.ReplaceAll(table, `"`, `""`) + `"`)
+		if err != nil {
+			return "", err
+		}
+		cols, err := rows.Columns()
+		if err != nil {
+			rows.Close()
+			return "", err
+		}
+		var lines []string
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				rows.Close()
+				return "", err
+			}
+			lines = append(lines, fmt.Sprintf("%#v", vals))
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return "", err
+		}
+		slices.Sort(lines)
+		fmt.Fprintf(&b, "%s %q: %s\n", table, cols, strings.Join(lines, " "))
+	}
+	return b.String(), nil
 }
 
 // prefix returns lines, each with p before it.
