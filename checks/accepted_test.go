@@ -111,6 +111,25 @@ var rightOutboxes = []rightOutbox{
 			s.Relay = relayKeyed
 			return s
 		}},
+	// Of our own: the same outbox, its rows referencing the inbox's with
+	// ON DELETE RESTRICT, so that no receipt outlives its credit's row.
+	// Between the matrix's stories the inbox is emptied, and the outbox
+	// must be emptied first.
+	{"outbox/rows-reference-the-inbox", "the outbox keyed (source, event_id), REFERENCES inbox ON DELETE RESTRICT",
+		func(name string) outbox.Service {
+			s := outboxsolution.Service
+			schema := keyedOutbox(outboxsolution.Schema, "FOREIGN KEY (source, event_id) REFERENCES inbox (source, event_id) ON DELETE RESTRICT")
+			s.Variant = queueing(name, schema, func(ctx context.Context, tx *sql.Tx, e lab.Event) error {
+				_, err := tx.ExecContext(ctx, `INSERT INTO outbox (source, event_id, body) VALUES ($1, $2, $3)`,
+					e.Source, e.EventID, outboxsolution.Receipt(e).Body)
+				return err
+			})
+			s.Receipt = func(e lab.Event) outbox.Message {
+				return outbox.Message{ID: sourceEscaper.Replace(e.Source) + "/" + e.EventID, Body: outboxsolution.Receipt(e).Body}
+			}
+			s.Relay = relayKeyed
+			return s
+		}},
 	// The student's relay sends at most one message a run (LIMIT 1): the
 	// job that runs it every few seconds sends the rest. MailSearch of
 	// their day ran the relay after each story only until a run sent
@@ -236,15 +255,16 @@ func (h *queueHandler) Process(ctx context.Context, e lab.Event) (lab.Outcome, e
 	return outcome, nil
 }
 
-// keyedOutbox rewrites schema's outbox: keyed by (source, event_id), no id.
-func keyedOutbox(schema string) string {
+// keyedOutbox rewrites schema's outbox: keyed by (source, event_id), no id,
+// with the table constraints given after its key.
+func keyedOutbox(schema string, constraints ...string) string {
 	i := strings.Index(schema, "CREATE TABLE outbox")
 	return schema[:i] + `CREATE TABLE outbox (
 	source   TEXT    NOT NULL,
 	event_id TEXT    NOT NULL,
 	body     TEXT    NOT NULL,
 	sent     INTEGER NOT NULL DEFAULT 0,
-	PRIMARY KEY (source, event_id)
+	PRIMARY KEY (source, event_id)` + strings.Join(append([]string{""}, constraints...), ",\n\t") + `
 ) STRICT;
 `
 }

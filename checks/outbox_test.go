@@ -28,7 +28,9 @@ import (
 // made (an outbox, whatever its name, columns and keys), is emptied when
 // the inbox loses a row: a trigger is all the matrix adds to the schema.
 // It empties those tables whole, whatever their rows look like, because
-// the matrix deletes inbox rows only to reset, all of them at once.
+// the matrix deletes inbox rows only to reset, all of them at once, and
+// before the inbox's row goes, so that an outbox whose rows reference the
+// inbox's (ON DELETE RESTRICT included) lets it go.
 func outboxHandler(s outbox.Service) lab.Variant {
 	v := s.Variant(discard{})
 	tables := emptyTables(v.Schema)
@@ -36,7 +38,7 @@ func outboxHandler(s outbox.Service) lab.Variant {
 		return v
 	}
 	var trigger strings.Builder
-	trigger.WriteString(";\nCREATE TRIGGER lab_reset_outbox AFTER DELETE ON inbox BEGIN\n")
+	trigger.WriteString(";\nCREATE TRIGGER lab_reset_outbox BEFORE DELETE ON inbox BEGIN\n")
 	for _, t := range tables {
 		fmt.Fprintf(&trigger, "\tDELETE FROM \"%s\";\n", strings.ReplaceAll(t, `"`, `""`))
 	}
