@@ -8,6 +8,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -456,11 +457,12 @@ func (e rewordedError) Error() string {
 func (e rewordedError) Unwrap() error { return e.err }
 
 // Unlabelled is v with nothing left to tell it by but what it does: no
-// name a scenario would know, no mistake, its schema's text reworded as
-// RewordedSchema's is (the same tables and constraints), its errors'
-// words changed as RewordedErrors' are.
+// name a scenario would know (a number drawn from v's, which the lab's
+// probe of a handler keys by name), no mistake, its schema's text
+// reworded as RewordedSchema's is (the same tables and constraints), its
+// errors' words changed as RewordedErrors' are.
 func Unlabelled(v lab.Variant) lab.Variant {
-	u := withRewordedErrors(v, "a variant, unlabelled")
+	u := withRewordedErrors(v, fmt.Sprintf("variant %08x, unlabelled", crc32.ChecksumIEEE([]byte(v.Name))))
 	u.Mistake = ""
 	u.Schema = rewordSchema(v.Schema)
 	return u
