@@ -15,6 +15,12 @@
 // Either way the inbox's primary key decides which delivery of an event
 // counts, and a process killed mid-transaction leaves nothing behind: the
 // server rolls its transaction back when the connection drops.
+//
+// The inline shape runs on MariaDB too, one receiver per node of a Galera
+// cluster, each with correct's MariaDB handler on its own node
+// (RoleInlineMariaDB, mariadb.go): there the cluster's certification, not
+// a lock wait, decides between two deliveries on different nodes, and the
+// loser's 1213 is run again by correct's retry.
 package fleet
 
 import (

@@ -109,8 +109,11 @@ func TestQueue(t *testing.T) {
 
 // burst is one test's fleet, database and deliveries.
 type burst struct {
-	t         *testing.T
-	dbURL     string
+	t *testing.T
+	// urls are where the database is: receiver i's pool connects to
+	// urls[i%len(urls)] (on a Galera cluster, one node each), a worker's
+	// to urls[0].
+	urls      []string
 	db        *sql.DB // the parent's own, for setup and counting
 	role      string
 	level     lab.Isolation // of every child's transactions
@@ -127,7 +130,24 @@ type burst struct {
 	dying   int
 	revived chan error
 	over    chan struct{} // closed once the burst is over
+	// schedule is the provider's retry schedule; nil means every 20 ms
+	// for 10 s.
+	schedule []time.Duration
+	// inboxQuery counts the inbox's rows, and those stored as they were
+	// sent, in the database's dialect.
+	inboxQuery string
+	// restartNode, on a cluster, kills database node i with SIGKILL and
+	// starts it again (a kill of kind "node").
+	restartNode func(i int) error
+	// aborts, when set, is asked of each receiver alive at the end (see
+	// fleet.Aborts).
+	aborts bool
 }
+
+// pgInbox is inboxQuery on PostgreSQL: event e's row is account 1 + e%3
+// and amount 1 + e.
+const pgInbox = `SELECT count(*), count(*) FILTER (WHERE account_id = 1 + (substr(event_id, 5)::int % 3) AND amount = 1 + substr(event_id, 5)::int)
+		FROM inbox`
 
 // extra is the event sent, once and only to receiver b.dying, in the
 // middle of the burst: the one after whose COMMIT that receiver dies.
@@ -135,7 +155,7 @@ const extra = Events
 
 // kill is a SIGKILL and restart of one process, due at a request number.
 type kill struct {
-	kind string // "receiver" or "worker"
+	kind string // "receiver", "worker", or "node" (a database server of a cluster)
 	i    int
 }
 
@@ -143,10 +163,10 @@ type kill struct {
 // starts the receivers in role and the workers, at isolation level.
 func newBurst(t *testing.T, role string, level lab.Isolation, workers int) *burst {
 	srv := labtest.NeedPostgres(t)
-	b := &burst{t: t, dbURL: srv.URL(), role: role, level: level, addrs: make([]atomic.Pointer[string], Receivers), kills: map[int64]kill{},
-		dying: Receivers - 1, revived: make(chan error, 1), over: make(chan struct{})}
+	b := &burst{t: t, urls: []string{srv.URL()}, role: role, level: level, addrs: make([]atomic.Pointer[string], Receivers), kills: map[int64]kill{},
+		dying: Receivers - 1, revived: make(chan error, 1), over: make(chan struct{}), inboxQuery: pgInbox}
 	var err error
-	b.db, err = sql.Open("pgx", b.dbURL)
+	b.db, err = sql.Open("pgx", srv.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,8 +178,14 @@ func newBurst(t *testing.T, role string, level lab.Isolation, workers int) *burs
 	if _, err := b.db.Exec(schema + `INSERT INTO accounts (id, balance) VALUES (1, 0), (2, 0), (3, 0);`); err != nil {
 		t.Fatalf("creating the tables: %v", err)
 	}
-	// Killing the children is the last cleanup to run, before the
-	// database is dropped.
+	b.startAll(workers)
+	return b
+}
+
+// startAll starts the receivers in b.role and the workers. Killing them
+// is the last cleanup to run, before the database is dropped.
+func (b *burst) startAll(workers int) {
+	t := b.t
 	t.Cleanup(func() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
@@ -172,7 +198,7 @@ func newBurst(t *testing.T, role string, level lab.Isolation, workers int) *burs
 		if i == b.dying {
 			env = []string{envDie + "=" + eventID(extra)}
 		}
-		p, err := b.start(role, env...)
+		p, err := b.start(b.role, i, env...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,14 +208,13 @@ func newBurst(t *testing.T, role string, level lab.Isolation, workers int) *burs
 			go b.revive(i, p)
 		}
 	}
-	for range workers {
-		p, err := b.start(fleet.RoleWorker)
+	for i := range workers {
+		p, err := b.start(fleet.RoleWorker, i)
 		if err != nil {
 			t.Fatal(err)
 		}
 		b.workers = append(b.workers, p)
 	}
-	return b
 }
 
 // revive waits for receiver i, process p, to die on its own after the
@@ -206,7 +231,7 @@ func (b *burst) revive(i int, p *process) {
 		b.revived <- fmt.Errorf("receiver %d exited with %v, not SIGKILL\n%s", i, p.err, p.stderr.String())
 		return
 	}
-	np, err := b.start(b.role)
+	np, err := b.start(b.role, i)
 	if err != nil {
 		b.revived <- fmt.Errorf("restarting receiver %d: %v", i, err)
 		return
@@ -333,9 +358,9 @@ func (b *burst) run() {
 	// Retries come every 20 ms for 10 s, Retry-After included: a
 	// killed receiver is back within half a second here, and the bound
 	// leaves room for a loaded machine.
-	schedule := make([]time.Duration, 500)
-	for i := 1; i < len(schedule); i++ {
-		schedule[i] = 20 * time.Millisecond
+	schedule := b.schedule
+	if schedule == nil {
+		schedule = every20ms(500)
 	}
 	providers := make([]*webhook.Provider, Receivers)
 	for i := range providers {
@@ -396,7 +421,7 @@ func (b *burst) run() {
 	drained := time.Since(start)
 
 	// Count.
-	var attempts, noAnswer, applied, replayed, busy int
+	var attempts, noAnswer, applied, replayed, busy, other int
 	for i, d := range deliveries {
 		attempts += len(d.Attempts)
 		for _, a := range d.Attempts {
@@ -409,6 +434,8 @@ func (b *burst) run() {
 				replayed++
 			case a.OK():
 				applied++
+			default:
+				other++
 			}
 		}
 		if !d.Delivered {
@@ -449,12 +476,14 @@ func (b *burst) run() {
 		}
 	}
 	var inbox, right int
-	if err := b.db.QueryRow(`SELECT count(*), count(*) FILTER (WHERE account_id = 1 + (substr(event_id, 5)::int % 3) AND amount = 1 + substr(event_id, 5)::int)
-		FROM inbox`).Scan(&inbox, &right); err != nil {
+	if err := b.db.QueryRow(b.inboxQuery).Scan(&inbox, &right); err != nil {
 		t.Fatal(err)
 	}
 	if inbox != Events+1 || right != Events+1 {
 		t.Errorf("inbox: %d rows, %d of them as sent; want %d", inbox, right, Events+1)
+	}
+	for _, problem := range missingFromInbox(deliveries, b.inboxIDs()) {
+		t.Error(problem)
 	}
 	if b.role == fleet.RoleEnqueuer {
 		var jobs int
@@ -465,11 +494,111 @@ func (b *burst) run() {
 			t.Errorf("%d jobs left after every worker finished", jobs)
 		}
 	}
-	t.Logf("%d events × %d copies to %d receivers (%s, %s), %d workers, %d kills: %d requests, %d without an answer, %d busy, %d applied, %d replayed; burst %v, drained %v",
-		Events, Copies, Receivers, b.role, b.level, len(b.workers), len(b.kills), attempts, noAnswer, busy, applied, replayed,
+	t.Logf("%d events × %d copies to %d receivers (%s, %s), %d workers, %d kills: %d requests, %d without an answer, %d busy, %d other errors, %d applied, %d replayed; burst %v, drained %v",
+		Events, Copies, Receivers, b.role, b.level, len(b.workers), len(b.kills), attempts, noAnswer, busy, other, applied, replayed,
 		sent.Round(time.Millisecond), drained.Round(time.Millisecond))
 	t.Logf("and %s to receiver %d alone, which died by SIGKILL after its COMMIT: %v; %d attempts, the last %v",
 		eventID(extra), b.dying, last.Attempts[0], len(last.Attempts), last.Last())
+	if b.aborts {
+		b.logAborts()
+	}
+}
+
+// every20ms is a retry schedule: the first attempt at once, then n-1
+// more, 20 ms apart.
+func every20ms(n int) []time.Duration {
+	schedule := make([]time.Duration, n)
+	for i := 1; i < len(schedule); i++ {
+		schedule[i] = 20 * time.Millisecond
+	}
+	return schedule
+}
+
+// inboxIDs returns the event ids in the inbox.
+func (b *burst) inboxIDs() map[string]bool {
+	rows, err := b.db.Query(`SELECT event_id FROM inbox`)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer rows.Close()
+	ids := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			b.t.Fatal(err)
+		}
+		ids[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		b.t.Fatal(err)
+	}
+	return ids
+}
+
+// missingFromInbox returns a line for each event some delivery of which
+// was answered 2xx, applied or duplicate, though the inbox has no row for
+// it: the sender stopped retrying an event that was never kept. The
+// deliveries of event e are deliveries[e*Copies:(e+1)*Copies].
+// TestMissingFromInbox holds it to the answer it must catch.
+func missingFromInbox(deliveries []webhook.Delivery, inbox map[string]bool) []string {
+	var problems []string
+	for i, d := range deliveries {
+		if d.Delivered && !inbox[eventID(i/Copies)] {
+			problems = append(problems, fmt.Sprintf("%s copy %d: answered %v, and the inbox has no row for it", eventID(i/Copies), i%Copies, d.Last()))
+		}
+	}
+	return problems
+}
+
+// TestMissingFromInbox holds missingFromInbox to the event it must name:
+// one answered 2xx (applied or replayed) whose row is not in the inbox;
+// one delivered and kept, and one never delivered, are right.
+func TestMissingFromInbox(t *testing.T) {
+	ok := webhook.Delivery{Delivered: true, Attempts: []webhook.Attempt{{N: 1, Status: 200}}}
+	replayed := webhook.Delivery{Delivered: true, Attempts: []webhook.Attempt{{N: 1, Status: 200, Replayed: true}}}
+	failed := webhook.Delivery{Attempts: []webhook.Attempt{{N: 1, Status: 500}}}
+	ds := make([]webhook.Delivery, 3*Copies)
+	ds[0] = ok              // event 0, kept
+	ds[Copies+1] = replayed // event 1, missing: caught
+	ds[2*Copies] = failed   // event 2, missing, never answered 2xx
+	got := missingFromInbox(ds, map[string]bool{eventID(0): true})
+	if len(got) != 1 || !strings.HasPrefix(got[0], eventID(1)+" copy 1:") {
+		t.Errorf("missingFromInbox(evt-000 kept, evt-001 replayed and missing, evt-002 never delivered) = %q, want one line for evt-001 copy 1", got)
+	}
+}
+
+// logAborts asks each receiver alive at the end how many 1213s its
+// pool met, at COMMIT and at other statements (fleet.Aborts), and fails
+// the test if none met one at COMMIT: the burst then did not show what
+// it is for.
+func (b *burst) logAborts() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var lines []string
+	var atCommit int64
+	for i, p := range b.receivers {
+		resp, err := http.Get("http://" + p.addr + "/aborts")
+		if err != nil {
+			b.t.Errorf("receiver %d: GET /aborts: %v", i, err)
+			continue
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			b.t.Errorf("receiver %d: GET /aborts: %v", i, err)
+			continue
+		}
+		var commit, statement int64
+		if _, err := fmt.Sscanf(string(body), "commit %d statement %d", &commit, &statement); err != nil {
+			b.t.Errorf("receiver %d: GET /aborts = %q: %v", i, body, err)
+		}
+		atCommit += commit
+		lines = append(lines, fmt.Sprintf("receiver %d: %d at COMMIT, %d at another statement", i, commit, statement))
+	}
+	b.t.Logf("1213s met by the receivers' pools since they last started, each run again by correct's retry: %s", strings.Join(lines, "; "))
+	if atCommit == 0 {
+		b.t.Errorf("no receiver met a 1213 at COMMIT: the burst showed no certification failure")
+	}
 }
 
 // account and amount are event e's: distinct amounts, so that a balance
@@ -505,6 +634,12 @@ func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // restart kills k's process with SIGKILL, waits for it to exit, and starts
 // another in its place, which serves before restart returns.
 func (b *burst) restart(k kill) {
+	if k.kind == "node" {
+		if err := b.restartNode(k.i); err != nil {
+			b.t.Errorf("node %d: %v", k.i+1, err)
+		}
+		return
+	}
 	b.mu.Lock()
 	list := b.receivers
 	if k.kind == "worker" {
@@ -519,7 +654,7 @@ func (b *burst) restart(k kill) {
 	if k.kind == "worker" {
 		role = fleet.RoleWorker
 	}
-	p, err := b.start(role)
+	p, err := b.start(role, k.i)
 	if err != nil {
 		b.t.Errorf("restarting %s %d: %v", k.kind, k.i, err)
 		return
@@ -552,14 +687,19 @@ type process struct {
 	err    error
 }
 
-// start starts a process in role and waits until it serves: for a
-// receiver, until it has said where it listens and answered GET /ready.
-// Its -test.timeout bounds the wait should it never get there.
-func (b *burst) start(role string, env ...string) (*process, error) {
+// start starts a process in role, receiver or worker i, and waits until
+// it serves: for a receiver, until it has said where it listens and
+// answered GET /ready. Its -test.timeout bounds the wait should it never
+// get there.
+func (b *burst) start(role string, i int, env ...string) (*process, error) {
 	ready := make(chan string, 1)
 	p := &process{stderr: &lockedBuffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(os.Args[0], "-test.run=^TestChild$", "-test.count=1", "-test.timeout="+Bound.String())
-	p.cmd.Env = append(append(os.Environ(), envRole+"="+role, envDB+"="+b.dbURL, envLevel+"="+string(b.level)), env...)
+	url := b.urls[0]
+	if role != fleet.RoleWorker {
+		url = b.urls[i%len(b.urls)]
+	}
+	p.cmd.Env = append(append(os.Environ(), envRole+"="+role, envDB+"="+url, envLevel+"="+string(b.level)), env...)
 	p.cmd.Stdout = &firstLine{line: ready}
 	p.cmd.Stderr = p.stderr
 	var err error

@@ -17,6 +17,7 @@ import (
 
 	"idemlab/correct"
 	"idemlab/lab"
+	"idemlab/mariadb"
 	"idemlab/postgres"
 	"idemlab/webhook"
 )
@@ -44,8 +45,9 @@ const PoolSize = 8
 const ReadyPrefix = "ready"
 
 // Child is the body of one process of the fleet, playing role on the
-// database at dbURL (a postgres:// URL whose tables exist), every
-// transaction of its pool at isolation level. A receiver
+// database at dbURL (a postgres:// URL whose tables exist; for
+// RoleInlineMariaDB a go-sql-driver/mysql DSN), every transaction of its
+// pool at isolation level. A receiver
 // listens on a loopback port of its own choosing and writes
 // "ready <address>" to out once it serves; a worker writes "ready" once
 // its pool has reached the server. Both run until in reaches its end —
@@ -57,7 +59,16 @@ const ReadyPrefix = "ready"
 // it has applied that event and before it answers (see dyingAfterCommit):
 // the one crash the fleet's tests place exactly, not at a request count.
 func Child(role, dbURL string, level lab.Isolation, dieAfter string, in io.Reader, out io.Writer) error {
-	db, err := sql.Open("pgx", postgres.DSN(dbURL, level))
+	var db *sql.DB
+	var aborts *Aborts
+	var err error
+	levelQuery, want := `SHOW default_transaction_isolation`, string(level)
+	if role == RoleInlineMariaDB {
+		db, aborts, err = openMariaDB(dbURL, level)
+		levelQuery, want = `SELECT @@tx_isolation`, mariadb.Level(level)
+	} else {
+		db, err = sql.Open("pgx", postgres.DSN(dbURL, level))
+	}
 	if err != nil {
 		return err
 	}
@@ -66,11 +77,11 @@ func Child(role, dbURL string, level lab.Isolation, dieAfter string, in io.Reade
 	db.SetMaxIdleConns(PoolSize)
 	ctx := context.Background()
 	var got string
-	if err := db.QueryRowContext(ctx, `SHOW default_transaction_isolation`).Scan(&got); err != nil {
+	if err := db.QueryRowContext(ctx, levelQuery).Scan(&got); err != nil {
 		return err
 	}
-	if got != string(level) {
-		return fmt.Errorf("the server runs transactions at %s, want %s", got, level)
+	if got != want {
+		return fmt.Errorf("the server runs transactions at %s, want %s", got, want)
 	}
 	eof := make(chan struct{})
 	go func() {
@@ -88,6 +99,8 @@ func Child(role, dbURL string, level lab.Isolation, dieAfter string, in io.Reade
 		proc = postgres.Retry(correct.New(db))
 	case RoleEnqueuer:
 		proc = postgres.Retry(Enqueuer{DB: db})
+	case RoleInlineMariaDB:
+		proc = mariadb.Retry(correct.NewMariaDB(db))
 	default:
 		return fmt.Errorf("no role %q", role)
 	}
@@ -97,6 +110,9 @@ func Child(role, dbURL string, level lab.Isolation, dieAfter string, in io.Reade
 	h, err := Handler(db, proc)
 	if err != nil {
 		return err
+	}
+	if aborts != nil {
+		h = withAborts(h, aborts)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -162,4 +178,15 @@ func (d dyingAfterCommit) Process(ctx context.Context, e lab.Event) (lab.Outcome
 		select {} // SIGKILL cannot be caught: the process ends here
 	}
 	return o, err
+}
+
+// withAborts is h, and GET /aborts answered by a.
+func withAborts(h http.Handler, a *Aborts) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/aborts" {
+			a.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
