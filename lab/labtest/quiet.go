@@ -34,10 +34,12 @@ import (
 // bubble while it helps the garbage collector: a runnable goroutine of the
 // bubble may show no bubble at all. So the watch remembers every goroutine
 // it has seen in the bubble, and counts as the bubble's also one started by
-// a goroutine of it ("created by … in goroutine N").
+// a goroutine of it ("created by … in goroutine N"); it remembers those it
+// has seen waiting outside it too, and a running goroutine it knows
+// neither way keeps it looking.
 type bubbleWatch struct {
 	self, bubble string
-	ours         map[string]bool
+	ours, others map[string]bool
 	cell         *cellState
 	buf          []byte
 }
@@ -47,7 +49,7 @@ type bubbleWatch struct {
 // one.
 func newBubbleWatch(cell *cellState) *bubbleWatch {
 	self, bubble := selfAndBubble()
-	return &bubbleWatch{self: self, bubble: bubble, ours: map[string]bool{self: true}, cell: cell, buf: make([]byte, 64<<10)}
+	return &bubbleWatch{self: self, bubble: bubble, ours: map[string]bool{self: true}, others: map[string]bool{}, cell: cell, buf: make([]byte, 64<<10)}
 }
 
 // quiesce returns once every goroutine of the bubble, but the caller, is
@@ -76,7 +78,7 @@ func (w *bubbleWatch) quiesce(changed chan struct{}) (goLocked bool) {
 				if looks < 8 {
 					runtime.Gosched()
 				} else {
-					realPause()
+					realPause(50 * time.Microsecond)
 				}
 				continue
 			}
@@ -117,12 +119,23 @@ func (w *bubbleWatch) quietIn(dump string) (quiet, goLocked bool) {
 			continue
 		}
 		id, status := m[1], m[2]
-		if strings.HasSuffix(status, ", "+w.bubble) {
+		running := status == "running" || status == "runnable" || strings.HasPrefix(status, "running,") || strings.HasPrefix(status, "runnable,")
+		switch {
+		case strings.HasSuffix(status, ", "+w.bubble):
 			w.ours[id] = true
-		} else if !w.ours[id] && !w.ours[creator(g)] {
-			continue // another test's, or the runtime's
-		} else {
+		case w.ours[id] || w.ours[creator(g)]:
 			w.ours[id] = true
+		case !running || w.others[id]:
+			// Waiting with no mark of this bubble: another bubble's, or
+			// none's (a waiting goroutine always shows its bubble).
+			w.others[id] = true
+			continue
+		default:
+			// Running, never seen waiting, started by a goroutine the watch
+			// does not know: it may be this bubble's, helping the garbage
+			// collector. Look again later.
+			quiet = false
+			continue
 		}
 		wait := strings.TrimSuffix(status, ", "+w.bubble)
 		switch {
@@ -198,25 +211,35 @@ func selfAndBubble() (id, bubble string) {
 // pauses and paused carry realPause's requests to pacer and its answers
 // back. pacer is a goroutine started with the package, outside every
 // bubble: inside one, time.Sleep would move the bubble's fake clock, by
-// however many pauses the real world took. The channels are made outside
-// every bubble too, so that goroutines of any bubble may use them.
-var pauses, paused = make(chan struct{}), make(chan struct{})
+// however many pauses the real world took. It answers a request with a
+// channel of its own making, closed once the pause is over by a goroutine
+// it starts, so that pauses of many bubbles run side by side and every
+// channel a bubble waits on was made outside it.
+var (
+	pauses = make(chan time.Duration)
+	paused = make(chan chan struct{})
+)
 
 func init() {
 	go pacer()
 }
 
-// pacer answers each request after 50µs of real time.
+// pacer answers each request as soon as it is made; the answer is closed
+// after the real time asked for. A request and its answer are taken one
+// after the other, so each requester gets its own answer.
 func pacer() {
-	for range pauses {
-		time.Sleep(50 * time.Microsecond)
-		paused <- struct{}{}
+	for d := range pauses {
+		done := make(chan struct{})
+		go func() {
+			time.Sleep(d)
+			close(done)
+		}()
+		paused <- done
 	}
 }
 
-// realPause waits about 50µs of real time, leaving the bubble's clock
-// alone. Callers may be answered in any order; each waits for one answer.
-func realPause() {
-	pauses <- struct{}{}
-	<-paused
+// realPause waits about d of real time, leaving the bubble's clock alone.
+func realPause(d time.Duration) {
+	pauses <- d
+	<-<-paused
 }

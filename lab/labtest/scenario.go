@@ -48,7 +48,12 @@ type Scenario struct {
 // scheduled as deliveries waiting for the database's lock are (see
 // golock.go).
 func RunCell(t *testing.T, sc Scenario, v lab.Variant) *report.Cell {
-	return runCell(t, sc, v, &cellState{goLocks: waitsOnGoLocks(t, v)})
+	goLocks := waitsOnGoLocks(t, v)
+	if goLocks {
+		goLockCells.Lock()
+		defer goLockCells.Unlock()
+	}
+	return runCell(t, sc, v, &cellState{goLocks: goLocks})
 }
 
 // runCell is RunCell on the cell cs, new and empty but for how its
@@ -85,6 +90,9 @@ func runCell(t *testing.T, sc Scenario, v lab.Variant, cs *cellState) *report.Ce
 			defer func() {
 				if p := recover(); p != nil {
 					why := fmt.Sprintf("the lab panicked: %v (at %s)", p, panicSite())
+					if f, ok := p.(setupFailed); ok {
+						why = string(f) // the variant's DSN or schema, not the lab
+					}
 					if b, ok := p.(blockedOutside); ok {
 						why = fmt.Sprintf("the deliveries are blocked outside the database, where the lab cannot see or schedule them: %s:\n%s",
 							string(b), describeBlocked(allStacks(), cs.bubble, 6))

@@ -68,6 +68,7 @@ type session struct {
 	pid       uint32 // PostgreSQL: the server process its last released statement ran on
 	inTx      bool   // inside a transaction after its last finished statement
 	ran       int    // the number of its last statement that has run
+	atBetween bool   // held between two deliveries (see between)
 	done      bool
 }
 
@@ -80,6 +81,7 @@ type scheduler struct {
 	// for a Go lock, so its clock cannot move (see quiet.go).
 	goLocked bool
 	watch    *bubbleWatch  // how the scheduler's goroutine sees its bubble quiet
+	stepping *session      // the session step released, until step is done
 	changed  chan struct{} // signalled when a session parks or finishes
 	// PostgreSQL: closed once the step in flight has parked, finished or
 	// been seen waiting. A waiting session that the step released logs its
@@ -137,6 +139,39 @@ func (sc *scheduler) finished(name string, inTx bool) {
 		sess.inTx = inTx
 		sc.mu.Unlock()
 	}
+}
+
+// between holds session s between two of its deliveries, where the
+// handler's Go locks are free, until the bubble is quiet (see quiesce): a
+// delivery that a Go lock's release woke then has taken the lock, whichever
+// goroutine the runtime would have let take it first. Without this, the
+// session that let the lock go and goes on to its next delivery may take
+// it back before the woken one runs, or not, as the Go runtime's timing
+// decides (sync.Mutex is not fair), and a replayed schedule would not be
+// the same schedule. Only a cell that schedules Go locks holds sessions so.
+func (sc *scheduler) between(s *session) {
+	if !sc.db.run.cell.goLocks {
+		return
+	}
+	sc.mu.Lock()
+	s.atBetween = true
+	sc.mu.Unlock()
+	<-s.release
+}
+
+// takeBetween returns the sessions held between deliveries, and lets them
+// go from the scheduler's books.
+func (sc *scheduler) takeBetween() []*session {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	var held []*session
+	for _, s := range sc.sessions {
+		if s.atBetween {
+			s.atBetween = false
+			held = append(held, s)
+		}
+	}
+	return held
 }
 
 // ran records that statement s of its session has run: a session that
@@ -278,7 +313,10 @@ func (db *DB) schedule(choose Chooser, sessions [][]lab.Event) ([]Answer, []deci
 		sc.sessions = append(sc.sessions, s)
 		sc.mu.Unlock()
 		go func() {
-			for _, e := range events {
+			for i, e := range events {
+				if i > 0 {
+					sc.between(s)
+				}
 				db.deliver(s.name, e, 0)
 			}
 			sc.mu.Lock()
@@ -442,6 +480,8 @@ func (sc *scheduler) step(s *session) string {
 		sc.stepped = make(chan struct{})
 		sc.mu.Unlock()
 	}
+	sc.stepping = s
+	defer func() { sc.stepping = nil }()
 	s.release <- struct{}{}
 	if sc.realtime {
 		waits := sc.awaitReal(s, st.pid)
@@ -490,13 +530,19 @@ func (sc *scheduler) settle(untilProgress bool) {
 	var quiet time.Duration
 	for sc.anyWaiting() {
 		if sc.goLocked {
-			// A delivery waits for a Go lock that a parked one holds: only
-			// a step can free it, and the clock cannot move (see quiet.go).
-			if untilProgress {
-				panic(blockedOutside(fmt.Sprintf("sessions %v wait, some for a Go lock (a sync.Mutex), and no session can take "+
-					"a step that would free it", sc.waitingNames())))
+			// A delivery waits for a Go lock: only a step can free it, and
+			// the clock cannot move (see quiet.go).
+			if !untilProgress {
+				return
 			}
-			return
+			// No session of the cell can take a step. The lock may be held
+			// outside the cell, by a probe of the same handler (golock.go)
+			// that runs beside it: wait for it a while, in real time.
+			if sc.awaitLockFromOutside() {
+				continue
+			}
+			panic(blockedOutside(fmt.Sprintf("sessions %v wait, some for a Go lock (a sync.Mutex), and no session can take "+
+				"a step that would free it", sc.waitingNames())))
 		}
 		// A millisecond at a time, so that the first waiter to take the
 		// lock is seen before the others run out of their busy timeout.
@@ -529,6 +575,23 @@ func (sc *scheduler) settle(untilProgress bool) {
 			}
 		}
 	}
+}
+
+// lockFromOutside bounds awaitLockFromOutside: about a second of real
+// time, in looks 10ms apart. A probe holds a lock for milliseconds.
+const lockFromOutside = 100
+
+// awaitLockFromOutside waits, in real time, for a session that waits for a
+// Go lock to get past its wait, and reports whether one did.
+func (sc *scheduler) awaitLockFromOutside() bool {
+	for range lockFromOutside {
+		realPause(10 * time.Millisecond)
+		sc.quiesce()
+		if progressed, _ := sc.resumed(); progressed {
+			return true
+		}
+	}
+	return false
 }
 
 // waitingNames lists the sessions waiting for the lock.
@@ -582,6 +645,23 @@ func (sc *scheduler) quiesce() {
 		sc.watch = newBubbleWatch(cell)
 	}
 	locked := sc.watch.quiesce(sc.changed)
+	// Sessions held between two deliveries go on only now, after the
+	// deliveries a released Go lock woke have taken it (see between).
+	for held := sc.takeBetween(); len(held) > 0; held = sc.takeBetween() {
+		for _, s := range held {
+			s.release <- struct{}{}
+		}
+		locked = sc.watch.quiesce(sc.changed)
+		for _, s := range held {
+			sc.mu.Lock()
+			waits := s.parkedAt == nil && !s.done && !s.atBetween
+			s.waiting = s.waiting || waits
+			sc.mu.Unlock()
+			if waits && s != sc.stepping { // step notes its own session's wait
+				sc.db.run.Transcript.Note(s.name, goLockWait, "<waiting>")
+			}
+		}
+	}
 	if locked {
 		cell.lockSeen()
 	}

@@ -87,7 +87,9 @@ func TestCellsSurviveTheirHandler(t *testing.T) {
 				mu.Lock() // never unlocked: the second delivery waits for good
 				return h.Process(ctx, e)
 			})
-		}, "wait, some for a Go lock (a sync.Mutex), and no session can take a step that would free it", time.Second},
+			// Seconds more: the lab first waits a second for a lock held
+			// outside the cell (see scheduler.awaitLockFromOutside).
+		}, "wait, some for a Go lock (a sync.Mutex), and no session can take a step that would free it", 5 * time.Second},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
