@@ -19,6 +19,7 @@ import (
 	"idemlab/correct"
 	"idemlab/lab"
 	"idemlab/lab/labtest"
+	"idemlab/lab/report"
 	"idemlab/naive/checkthenacttx"
 	"idemlab/naive/forupdate"
 )
@@ -328,33 +329,13 @@ func parseIsolationOutput(t *testing.T, out string) []isoRun {
 
 var kitError = regexp.MustCompile(`^error: ERROR: (.*) \(SQLSTATE (\w+)\)$`)
 
-// runKit runs one permutation through the kit's engine: a run of c's
-// variant at level, a fresh database, c's faults, and labtest.Plan.
+// runKit runs one permutation through the kit's engine (runPlan) and
+// reads its transcript as isolationtester's output is read.
 func runKit(t *testing.T, c isoCase, srv *labtest.Server, level lab.Isolation, perm []string, check string) (got isoRun) {
 	t.Helper()
-	plan := kitSchedule(perm, check)
-	r := labtest.NewServerRun(t, c.variant, srv, labtest.Level{Isolation: level})
-	db := r.OpenScheduled()
-	for _, f := range c.faults {
-		db.Inject(f)
-	}
-	var schedule string
-	func() {
-		defer func() {
-			if p := recover(); p != nil {
-				t.Fatalf("the kit cannot follow %s: %v", plan, p)
-			}
-		}()
-		_, schedule = db.Interleave(labtest.Plan(plan), c.sessions...)
-	}()
-	if schedule != plan {
-		t.Errorf("the kit ran %s, the permutation is %s", schedule, plan)
-	}
-	got = isoRun{steps: map[string]*isoStep{}, balance: fmt.Sprint(db.Balance(1))}
-	for _, l := range r.Transcript.Lines() {
-		if l.Step == 0 {
-			continue
-		}
+	lines, balance, _ := runPlan(t, c.variant, c.sessions, c.faults, srv, labtest.Level{Isolation: level}, kitSchedule(perm, check))
+	got = isoRun{steps: map[string]*isoStep{}, balance: fmt.Sprint(balance)}
+	for _, l := range lines {
 		name := fmt.Sprintf("%s%d", l.Session, l.Step)
 		s := got.steps[name]
 		if s == nil {
@@ -385,8 +366,43 @@ func runKit(t *testing.T, c isoCase, srv *labtest.Server, level lab.Isolation, p
 			s.rows = []string{"more than one: " + res}
 		}
 	}
-	r.Close()
 	return got
+}
+
+// runPlan runs plan, a permutation without its observer's step, through
+// the kit's engine: a run of v at level on srv, a fresh database, faults,
+// and labtest.Plan. It returns the transcript's lines of the sessions'
+// statements, in the order they ended (a statement that waited has a
+// "<waiting>" line first), and the balance of account 1 and the inbox at
+// the end. The kit's runs of TestIsolationTester and TestMariaDBClients.
+func runPlan(t *testing.T, v lab.Variant, sessions [][]lab.Event, faults []labtest.Fault, srv *labtest.Server,
+	level labtest.Level, plan string) (lines []report.Line, balance int64, inbox []lab.Event) {
+	t.Helper()
+	r := labtest.NewServerRun(t, v, srv, level)
+	defer r.Close()
+	db := r.OpenScheduled()
+	for _, f := range faults {
+		db.Inject(f)
+	}
+	var schedule string
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				t.Fatalf("the kit cannot follow %s: %v", plan, p)
+			}
+		}()
+		_, schedule = db.Interleave(labtest.Plan(plan), sessions...)
+	}()
+	if schedule != plan {
+		t.Errorf("the kit ran %s, the permutation is %s", schedule, plan)
+	}
+	for _, l := range r.Transcript.Lines() {
+		if l.Step != 0 {
+			lines = append(lines, l)
+		}
+	}
+	_, inbox = db.State()
+	return lines, db.Balance(1), inbox
 }
 
 // compareRuns lists where the two sides differ on a permutation.

@@ -560,35 +560,17 @@ func (s *client) stop() {
 // the driver's *mysql.MySQLError, "Error 1213 (40001): …".
 var kitMariaDBError = regexp.MustCompile(`^error: Error (\d+) \((\w+)\): (.*)$`)
 
-// runKitMariaDB runs one permutation through the kit's engine: a run of
-// c's variant at level, a fresh database, and labtest.Plan.
+// runKitMariaDB runs one permutation through the kit's engine (runPlan)
+// and reads its transcript as the clients' output is read.
 func runKitMariaDB(t *testing.T, c clientCase, srv *labtest.Server, level labtest.Level, perm []string, check string) (got clientRun) {
 	t.Helper()
-	plan := kitSchedule(perm, check)
-	r := labtest.NewServerRun(t, c.variant, srv, level)
-	db := r.OpenScheduled()
-	var schedule string
-	func() {
-		defer func() {
-			if p := recover(); p != nil {
-				t.Fatalf("the kit cannot follow %s: %v", plan, p)
-			}
-		}()
-		_, schedule = db.Interleave(labtest.Plan(plan), c.sessions...)
-	}()
-	if schedule != plan {
-		t.Errorf("the kit ran %s, the permutation is %s", schedule, plan)
-	}
-	got = clientRun{steps: map[string]*clientStep{}, balance: fmt.Sprint(db.Balance(1))}
-	_, inbox := db.State()
+	lines, balance, inbox := runPlan(t, c.variant, c.sessions, nil, srv, level, kitSchedule(perm, check))
+	got = clientRun{steps: map[string]*clientStep{}, balance: fmt.Sprint(balance)}
 	for _, e := range inbox {
 		got.inbox = append(got.inbox, inboxRow(e.Source, e.EventID, fmt.Sprint(e.AccountID), fmt.Sprint(e.Amount)))
 	}
 	slices.Sort(got.inbox)
-	for _, l := range r.Transcript.Lines() {
-		if l.Step == 0 {
-			continue
-		}
+	for _, l := range lines {
 		name := fmt.Sprintf("%s%d", l.Session, l.Step)
 		s := got.steps[name]
 		if s == nil {
@@ -606,7 +588,6 @@ func runKitMariaDB(t *testing.T, c clientCase, srv *labtest.Server, level labtes
 		s.result, s.done = res, true
 		got.done = append(got.done, name)
 	}
-	r.Close()
 	return got
 }
 
