@@ -27,14 +27,7 @@ func TestMariaDB(t *testing.T) { mariadbSuite.run(t) }
 // BUG(lab) note naming the scenarios that catch it, each of them a MariaDB
 // scenario the golden matrices mark ✗ at every level.
 func TestMariaDBRegistry(t *testing.T) {
-	goldens := map[labtest.Level]map[string]map[string]string{}
-	for _, level := range mariadbSuite.levels {
-		g, err := mariadbSuite.readGolden(mariadbSuite.goldenPath(level))
-		if err != nil {
-			t.Fatal(err)
-		}
-		goldens[level] = g
-	}
+	goldens := mariadbSuite.goldens(t)
 	for _, v := range variants.MariaDBOnly {
 		if v.MariaDB == nil || v.MariaDB.New == nil || v.Correct() {
 			t.Errorf("%s: a MariaDB-only variant needs a MariaDB form with New, and a Mistake", v.Name)
@@ -83,14 +76,7 @@ var mariadbCaught = regexp.MustCompile(`On MariaDB, caught by ([A-Z]\w*(?:(?:, |
 // innodb_snapshot_isolation), and ✓ at every other level, where the same
 // code is right. Such a note that says nothing of MariaDB fails it.
 func TestMariaDBServerOnlyNotes(t *testing.T) {
-	goldens := map[labtest.Level]map[string]map[string]string{}
-	for _, level := range mariadbSuite.levels {
-		g, err := mariadbSuite.readGolden(mariadbSuite.goldenPath(level))
-		if err != nil {
-			t.Fatal(err)
-		}
-		goldens[level] = g
-	}
+	goldens := mariadbSuite.goldens(t)
 	checked := 0
 	for _, v := range variants.PostgresOnly {
 		if v.MariaDB == nil {

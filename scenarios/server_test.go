@@ -170,6 +170,20 @@ func (s suite) readGolden(path string) (map[string]map[string]string, error) {
 	return report.ParseMatrix(string(data), infos)
 }
 
+// goldens reads the golden matrix of every level of s.
+func (s suite) goldens(t *testing.T) map[labtest.Level]map[string]map[string]string {
+	t.Helper()
+	goldens := map[labtest.Level]map[string]map[string]string{}
+	for _, level := range s.levels {
+		g, err := s.readGolden(s.goldenPath(level))
+		if err != nil {
+			t.Fatal(err)
+		}
+		goldens[level] = g
+	}
+	return goldens
+}
+
 // judge is judge for a cell of s at level.
 func (s suite) judge(t *testing.T, sc labtest.Scenario, v lab.Variant, level labtest.Level, cell *report.Cell, golden map[string]map[string]string, goldenErr error, path string) {
 	at := s.backend(level)
