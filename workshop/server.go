@@ -97,6 +97,10 @@ func Handler(d *Data) (http.Handler, error) {
 		"verdict":   func(c *report.Cell) string { return markClass(c.Mark()) },
 		"markClass": markClass,
 		"lanes":     LanesOf,
+		"inPlace": func(c *report.Cell) []report.Line {
+			lines, _ := c.FailuresInPlace()
+			return lines
+		},
 		"at": func(xs []string, i int) string {
 			if i < len(xs) {
 				return xs[i]
