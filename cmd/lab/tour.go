@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"idemlab/lab/report"
-	"idemlab/tour"
+	"idemlab/workshop"
 )
 
 // cmdTour prints the guided tour (package tour), every step or the one
@@ -16,7 +16,7 @@ import (
 // on a terminal (interactive), after the room has had its go and Enter is
 // pressed. On a terminal the whole tour waits for Enter between steps.
 func cmdTour(stdin io.Reader, interactive bool, stdout io.Writer, args []string, answer bool) error {
-	steps := tour.Steps
+	steps := workshop.Tour
 	first := 0
 	if len(args) == 1 {
 		n, err := strconv.Atoi(args[0])
@@ -57,7 +57,7 @@ func cmdTour(stdin io.Reader, interactive bool, stdout io.Writer, args []string,
 			fmt.Fprintf(stdout, "answer: go run ./cmd/lab tour %d -answer (once the room has had its go)\n", n)
 		}
 	}
-	if len(steps) == 1 && first+1 < len(tour.Steps) {
+	if len(steps) == 1 && first+1 < len(workshop.Tour) {
 		fmt.Fprintf(stdout, "\nnext: go run ./cmd/lab tour %d\n", first+2)
 	}
 	return nil
@@ -65,9 +65,9 @@ func cmdTour(stdin io.Reader, interactive bool, stdout io.Writer, args []string,
 
 // renderStep is step n as the terminal shows it, without its answer: one
 // thing to run, the same on the page, what to look at and what to ask.
-func renderStep(n int, s tour.Step) string {
+func renderStep(n int, s workshop.TourStep) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Step %d of %d: %s\n", n, len(tour.Steps), s.Title)
+	fmt.Fprintf(&b, "Step %d of %d: %s\n", n, len(workshop.Tour), s.Title)
 	fmt.Fprintf(&b, "run:    %s\n", s.Command())
 	b.WriteString(report.Wrap(fmt.Sprintf("click:  http://%s%s (the page: go run ./cmd/lab web)", webAddr, s.Click), 8))
 	b.WriteString(report.Wrap("look:   "+s.Look, 8))

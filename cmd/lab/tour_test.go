@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"idemlab/lab/report"
-	"idemlab/tour"
 	"idemlab/workshop"
 )
 
@@ -19,8 +18,8 @@ import (
 // prints when it is run (the real command: it runs go test ./scenarios);
 // and its page answers on the workshop.
 func TestTourSteps(t *testing.T) {
-	if n := len(tour.Steps); n < 6 || n > 8 {
-		t.Errorf("len(tour.Steps) = %d, want six to eight steps", n)
+	if n := len(workshop.Tour); n < 6 || n > 8 {
+		t.Errorf("len(workshop.Tour) = %d, want six to eight steps", n)
 	}
 	rep := goldenReport(t, backends[0].golden)
 	st, err := workshop.ReadStepper(filepath.Join("..", "..", "workshop", "testdata", "race.json"))
@@ -31,9 +30,9 @@ func TestTourSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, s := range tour.Steps {
+	for i, s := range workshop.Tour {
 		if s.Title == "" || len(s.Run) == 0 || s.Click == "" || s.Look == "" || len(s.Expect) == 0 || s.Question == "" || s.Answer == "" {
-			t.Errorf("tour.Steps[%d] = %+v, want a title, a command, a page, what to look at, a question and an answer", i, s)
+			t.Errorf("workshop.Tour[%d] = %+v, want a title, a command, a page, what to look at, a question and an answer", i, s)
 			continue
 		}
 		for _, e := range s.Expect {
@@ -50,7 +49,7 @@ func TestTourSteps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the steps' commands, which run go test ./scenarios, are not run")
 	}
-	for i, s := range tour.Steps {
+	for i, s := range workshop.Tour {
 		var stdout, stderr bytes.Buffer
 		if status := run(s.Run, &stdout, &stderr); status != exitOK {
 			t.Errorf("step %d: %s = exit %d, want 0:\n%s", i+1, s.Command(), status, stderr.String())
@@ -69,7 +68,7 @@ func TestTourSteps(t *testing.T) {
 // after Enter on a terminal; every line fits report.Width.
 func TestTourReveal(t *testing.T) {
 	answers := func(out string) (n int) {
-		for _, s := range tour.Steps {
+		for _, s := range workshop.Tour {
 			if strings.Contains(unwrapped(out), unwrapped(s.Answer)) {
 				n++
 			}
@@ -90,7 +89,7 @@ func TestTourReveal(t *testing.T) {
 		return out.String()
 	}
 	all := tell("", false, nil, false)
-	if n := answers(all); n != 0 || strings.Count(all, "\nrun:    go run ./cmd/lab ") != len(tour.Steps) {
+	if n := answers(all); n != 0 || strings.Count(all, "\nrun:    go run ./cmd/lab ") != len(workshop.Tour) {
 		t.Errorf("cmdTour() shows %d answers, want every step and none:\n%s", n, all)
 	}
 	if !strings.Contains(all, "answer: go run ./cmd/lab tour 3 -answer") {
@@ -100,7 +99,7 @@ func TestTourReveal(t *testing.T) {
 	if !strings.HasPrefix(three, "Step 3 of ") || answers(three) != 0 || !strings.Contains(three, "next: go run ./cmd/lab tour 4") {
 		t.Errorf("cmdTour(3) = %q, want step 3 alone, without its answer, and the next step", three)
 	}
-	if got := tell("", false, []string{"3"}, true); answers(got) != 1 || !strings.Contains(unwrapped(got), unwrapped(tour.Steps[2].Answer)) {
+	if got := tell("", false, []string{"3"}, true); answers(got) != 1 || !strings.Contains(unwrapped(got), unwrapped(workshop.Tour[2].Answer)) {
 		t.Errorf("cmdTour(3, -answer) = %q, want step 3's answer", got)
 	}
 	if got := tell("\n", true, []string{"3"}, false); answers(got) != 1 || !strings.Contains(got, "[Enter: the answer, q: stop] ") {

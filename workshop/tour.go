@@ -1,19 +1,20 @@
-// Package tour is the guided tour of the kit, as data: seven steps in the
-// article's own order, from the seed's 20 deliveries to the limits of the
+package workshop
+
+import "strings"
+
+// The guided tour of the kit, as data: seven steps in the article's own
+// order, from the seed's 20 deliveries to the limits of the
 // pattern. Each step gives one thing to run (a go run ./cmd/lab command)
 // or to click (a path on the workshop page), what to look at in what it
 // shows, a question to ask the room, and the answer, to be revealed only
 // when the room has had its go.
 //
-// go run ./cmd/lab tour prints it in the terminal; a page can show it from
-// the same Steps. cmd/lab's tests run every step's command and hold its
-// output to the step's Expect, so what a step says to look at is there.
-package tour
+// go run ./cmd/lab tour prints it in the terminal; the page can show it
+// from the same Tour. cmd/lab's tests run every step's command and hold
+// its output to the step's Expect, so what a step says to look at is there.
 
-import "strings"
-
-// Step is one stop of the tour.
-type Step struct {
+// TourStep is one stop of the tour.
+type TourStep struct {
 	// Title names the step: "The race".
 	Title string
 	// Run is the command to run, as arguments of go run ./cmd/lab:
@@ -34,10 +35,10 @@ type Step struct {
 }
 
 // Command is the step's Run as a learner types it.
-func (s Step) Command() string { return "go run ./cmd/lab " + strings.Join(s.Run, " ") }
+func (s TourStep) Command() string { return "go run ./cmd/lab " + strings.Join(s.Run, " ") }
 
-// Steps are the tour, in the article's order.
-var Steps = []Step{
+// Tour is the guided tour, in the article's order.
+var Tour = []TourStep{
 	{
 		Title: "The seed's 20 deliveries",
 		Run:   []string{"column", "Summary"},
