@@ -96,7 +96,7 @@ func (db *DB) reopen() {
 // on (see dead).
 func (db *DB) die(s *stmt, w When) error {
 	if w == Before {
-		db.run.Transcript.StepNote(s, "<killed before it ran>")
+		db.run.Transcript.stepNote(s, "<killed before it ran>")
 	} else {
 		db.run.Transcript.Note(s.Session, "", "<killed after it ran, before the handler saw its result>")
 	}

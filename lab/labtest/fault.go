@@ -90,7 +90,7 @@ type Fault struct {
 // A scenario that asks is the judge of a fault that did not fire, as such
 // a sweep is. Every fault it never asks about is one it means to fire:
 // when the run closes, one that has not fired makes the run neutral (see
-// Run.Neutral), since what the scenario expected assumed it struck.
+// Run.neutralReason), since what the scenario expected assumed it struck.
 func (f *Fault) Fired() int {
 	f.asked = true
 	return f.fired
@@ -140,10 +140,10 @@ func (f *Fault) rewrite(args []driver.NamedValue) bool {
 // reports whether it killed).
 func (f *Fault) meant() bool { return !f.asked && !f.crash }
 
-// Target names the statements f strikes, as a scenario means them:
+// target names the statements f strikes, as a scenario means them:
 // "before the UPDATE of accounts", "after statement 3", "before the
 // COMMIT of session A".
-func (f *Fault) Target() string {
+func (f *Fault) target() string {
 	what := "any statement"
 	switch {
 	case f.N != 0:
@@ -185,7 +185,7 @@ func (f *Fault) kind() string {
 // session's answer, or "" when f names no session or the session did not
 // answer.
 func (f *Fault) unfired(answered string) string {
-	head := fmt.Sprintf("the %s '%s' never fired: ", f.kind(), f.Target())
+	head := fmt.Sprintf("the %s '%s' never fired: ", f.kind(), f.target())
 	if f.matched > 0 && f.Rewrite != nil {
 		return head + fmt.Sprintf("it matched the handler's statement but none of its arguments, bound as %s: "+
 			"the handler binds a value as another Go type than the rewrite looks for", f.untouched)

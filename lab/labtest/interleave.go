@@ -40,7 +40,7 @@ type tried struct {
 // injected into every interleaving's database before it starts; an
 // interleaving in which one of them never fired could not judge the
 // handler (its Permutation says why, in Neutral) and counts for neither
-// side: if no interleaving could judge, r is neutral (see Run.Neutral).
+// side: if no interleaving could judge, r is neutral (see Run.neutralReason).
 func (r *Run) Interleavings(accounts []Account, sessions [][]lab.Event, want func(c *Run, db *DB, answers []Answer), faults ...Fault) []report.Permutation {
 	var perms []tried
 	var explore func(plan []decision)
@@ -85,11 +85,11 @@ func (r *Run) Interleavings(accounts []Account, sessions [][]lab.Event, want fun
 				Schedule: scheduleString(decisions),
 				Outcome:  outcome,
 				Failures: c.Failures(),
-				Neutral:  c.Neutral(),
+				Neutral:  c.neutralReason(),
 				Waited:   c.Transcript.waits(),
 				Trace:    trace,
 			},
-			byLab:      c.ByLab(),
+			byLab:      c.foundByLab(),
 			transcript: &c.Transcript,
 			steps:      len(decisions),
 		})

@@ -42,7 +42,7 @@ type Run struct {
 	mu        sync.Mutex // guards failures: a session's goroutine may report one
 	failures  []string
 	where     []string // where each failure was reported: the scenario's file:line
-	byLab     []bool   // whether the lab found each failure on its own (ByLab)
+	byLab     []bool   // whether the lab found each failure on its own (foundByLab)
 	stands    []bool   // whether each failure stands whatever story was told (judgeFaults)
 	notes     []string
 	sessions  int
@@ -53,7 +53,7 @@ type Run struct {
 	trace     bool              // record every interleaving's trace (TraceCell)
 	cell      *cellState        // shared by the runs of one cell (see stop.go)
 
-	// What makes a run neutral (see Neutral). Guarded by mu.
+	// What makes a run neutral (see neutralReason). Guarded by mu.
 	faults    []injected // every fault injected into the run's databases
 	unjudged  []unjudged // what the story needed and did not get: unfired faults, Neutralf
 	direct    bool       // the run told a story on databases of its own, and it could judge
@@ -129,14 +129,14 @@ func foundByTheLab() bool {
 	return packagePath(f.Function) == enginePackage && !strings.Contains(f.Function, ".(*Run).Want")
 }
 
-// Neutralf records that the run cannot judge the handler: something the
+// neutralf records that the run cannot judge the handler: something the
 // story needs did not happen (a delivery the lab was to stall ran past the
 // point it stalls at), so what the scenario goes on to expect assumes a
 // story that was not told. The failures it reports from here on are set
 // aside when the run closes; those found before, and the invariants, which
 // hold whatever the story, still count. A fault that never fires does the
 // same on its own (see Fault.Fired).
-func (r *Run) Neutralf(format string, args ...any) {
+func (r *Run) neutralf(format string, args ...any) {
 	why := fmt.Sprintf(format, args...)
 	r.mu.Lock()
 	r.unjudged = append(r.unjudged, unjudged{why: why, before: len(r.failures)})
@@ -153,7 +153,7 @@ func (r *Run) injected(db *DB, f *Fault) {
 	r.faults = append(r.faults, injected{db: db, f: f})
 }
 
-// Neutral returns why the run could not judge the handler, or "" if it
+// neutralReason returns why the run could not judge the handler, or "" if it
 // could. A run is neutral when it broke no guarantee and either a fault
 // its scenario meant to fire never did (or something else its story
 // needed did not happen: Neutralf), or every case it ran (Case, the
@@ -161,7 +161,7 @@ func (r *Run) injected(db *DB, f *Fault) {
 // handler and none against it: the scenario's question was not asked. A
 // run with a broken guarantee is never neutral, whatever its other cases
 // did.
-func (r *Run) Neutral() string {
+func (r *Run) neutralReason() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
@@ -188,10 +188,10 @@ func (r *Run) Notef(format string, args ...any) {
 	r.notes = append(r.notes, fmt.Sprintf(format, args...))
 }
 
-// Where returns, for each failure, the file and line of the scenario code
+// sites returns, for each failure, the file and line of the scenario code
 // that reported it ("scenarios/repeat.go:31"), or "" for a failure the
 // harness found on its own, such as a broken invariant.
-func (r *Run) Where() []string {
+func (r *Run) sites() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.where
@@ -237,13 +237,13 @@ var enginePackage, modulePath, moduleRoot = func() (string, string, string) {
 	return pkg, strings.TrimSuffix(pkg, "/lab/labtest"), filepath.Dir(filepath.Dir(filepath.Dir(file)))
 }()
 
-// ByLab returns, for each failure, whether the lab found it on its own
+// foundByLab returns, for each failure, whether the lab found it on its own
 // (foundByTheLab: a check it makes around every delivery or when the run
 // closes, whatever the scenario expects) rather than as an expectation of
 // the scenario's story (its Errorf, a Want helper). A case's failure is
 // the lab's when it was in the case; the tally of Interleavings is the
 // lab's when the failure it quotes is.
-func (r *Run) ByLab() []bool {
+func (r *Run) foundByLab() []bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.byLab
@@ -263,11 +263,11 @@ func (r *Run) Failures() []string {
 	return r.failures
 }
 
-// Detail is the one-line evidence for the matrix: the first failure, why
+// detail is the one-line evidence for the matrix: the first failure, why
 // a neutral run could not judge, or the notes of a run that passed, with
 // how many of its cases could not judge, if any did.
-func (r *Run) Detail() string {
-	if why := r.Neutral(); why != "" {
+func (r *Run) detail() string {
+	if why := r.neutralReason(); why != "" {
 		return why
 	}
 	r.mu.Lock()
@@ -301,7 +301,7 @@ func (r *Run) nextSession() string {
 
 // Close checks the invariants of every database the run opened and closes
 // them, then checks that every fault the scenario meant to fire did (see
-// Fault.Fired): if one did not, the run is neutral (see Neutral). The
+// Fault.Fired): if one did not, the run is neutral (see neutralReason). The
 // harness calls it after the scenario body.
 func (r *Run) Close() {
 	told := len(r.opened) > 0
@@ -464,7 +464,7 @@ func KindName(kind error) string {
 // guarantees are reported on r, prefixed with its name; the transcript of
 // the first case that breaks one becomes part of r's, so that a failure
 // shows the story of one case rather than of hundreds. A case that could
-// not judge the handler (see Neutral) breaks nothing; if no case of r
+// not judge the handler (see neutralReason) breaks nothing; if no case of r
 // could judge, r is neutral, and shows the first one's story. Case
 // reports whether the case broke no guarantee.
 func (r *Run) Case(name string, body func(c *Run)) bool {
@@ -472,7 +472,7 @@ func (r *Run) Case(name string, body func(c *Run)) bool {
 	body(c)
 	c.Close()
 	if !c.Failed() {
-		if why := c.Neutral(); why != "" {
+		if why := c.neutralReason(); why != "" {
 			r.caseNeutral("case "+name, why, &c.Transcript)
 		} else {
 			r.caseJudged(1)
@@ -491,8 +491,8 @@ func (r *Run) Case(name string, body func(c *Run)) bool {
 		r.failures = append(r.failures, name+": "+f)
 		r.stands = append(r.stands, true)
 	}
-	r.where = append(r.where, c.Where()...)
-	r.byLab = append(r.byLab, c.ByLab()...)
+	r.where = append(r.where, c.sites()...)
+	r.byLab = append(r.byLab, c.foundByLab()...)
 	return false
 }
 

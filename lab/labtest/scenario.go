@@ -109,11 +109,11 @@ func runCell(t *testing.T, sc Scenario, v lab.Variant, cs *cellState) *report.Ce
 			defer mu.Unlock()
 			cell = &report.Cell{
 				Pass:         !run.Failed(),
-				Neutral:      run.Neutral(),
-				Detail:       run.Detail(),
+				Neutral:      run.neutralReason(),
+				Detail:       run.detail(),
 				Failures:     run.Failures(),
-				Where:        run.Where(),
-				ByLab:        run.ByLab(),
+				Where:        run.sites(),
+				ByLab:        run.foundByLab(),
 				Lines:        run.Transcript.Lines(),
 				Transcript:   run.Transcript.String(),
 				Permutations: run.Permutations,
@@ -201,8 +201,8 @@ func stoppedCell(r *Run, why string) *report.Cell {
 	return &report.Cell{
 		Detail:       failures[0],
 		Failures:     failures,
-		Where:        append(r.Where(), ""),
-		ByLab:        append(r.ByLab(), true),
+		Where:        append(r.sites(), ""),
+		ByLab:        append(r.foundByLab(), true),
 		Lines:        r.Transcript.Lines(),
 		Transcript:   r.Transcript.String(),
 		Permutations: r.Permutations,

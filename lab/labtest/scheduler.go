@@ -492,7 +492,7 @@ func (sc *scheduler) step(s *session) string {
 		sc.stepped = nil
 		sc.mu.Unlock()
 		if waits {
-			sc.db.run.Transcript.StepNote(st, "<waiting>")
+			sc.db.run.Transcript.stepNote(st, "<waiting>")
 		} else {
 			// Any step may have released a lock (an error inside a
 			// transaction does not, its ROLLBACK does): look at every
@@ -513,7 +513,7 @@ func (sc *scheduler) step(s *session) string {
 	case s.waiting && past:
 		sc.db.run.Transcript.Note(s.name, goLockWait, "<waiting>")
 	case s.waiting:
-		sc.db.run.Transcript.StepNote(st, "<waiting>")
+		sc.db.run.Transcript.stepNote(st, "<waiting>")
 	}
 	if freed {
 		sc.settle(false)

@@ -209,11 +209,11 @@ func RunServerCell(t *testing.T, sc Scenario, v lab.Variant, srv *Server, level 
 	r.Close()
 	return &report.Cell{
 		Pass:         !r.Failed(),
-		Neutral:      r.Neutral(),
-		Detail:       r.Detail(),
+		Neutral:      r.neutralReason(),
+		Detail:       r.detail(),
 		Failures:     r.Failures(),
-		Where:        r.Where(),
-		ByLab:        r.ByLab(),
+		Where:        r.sites(),
+		ByLab:        r.foundByLab(),
 		Lines:        r.Transcript.Lines(),
 		Transcript:   r.Transcript.String(),
 		Permutations: r.Permutations,

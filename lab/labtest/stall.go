@@ -146,7 +146,7 @@ func (db *DB) HoldDelivery(e lab.Event) (release func() Answer) {
 		if why == "" {
 			why = "it ran no INSERT into inbox"
 		}
-		db.run.Neutralf("the delivery the lab was to stall at its INSERT into inbox never stalled: %s; it answered %v", why, a)
+		db.run.neutralf("the delivery the lab was to stall at its INSERT into inbox never stalled: %s; it answered %v", why, a)
 		return st.free
 	case <-time.After(stuckReal):
 		panic(fmt.Sprintf("lab: HoldDelivery(%v): the delivery has not reached its INSERT into inbox in %v", e, stuckReal))

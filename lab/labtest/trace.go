@@ -26,10 +26,10 @@ func TraceCell(t *testing.T, sc Scenario, v lab.Variant) *report.Cell {
 		r.Close()
 		cell = &report.Cell{
 			Pass:         !r.Failed(),
-			Detail:       r.Detail(),
+			Detail:       r.detail(),
 			Failures:     r.Failures(),
-			Where:        r.Where(),
-			ByLab:        r.ByLab(),
+			Where:        r.sites(),
+			ByLab:        r.foundByLab(),
 			Lines:        r.Transcript.Lines(),
 			Transcript:   r.Transcript.String(),
 			Permutations: r.Permutations,

@@ -42,9 +42,9 @@ func (t *Transcript) Step(s *stmt, r *stmtResult) {
 	t.add(&line{session: s.Session, step: s.N, text: s.Text(), op: s.Op, result: r})
 }
 
-// StepNote logs a statement with a note instead of a result: "<waiting>",
+// stepNote logs a statement with a note instead of a result: "<waiting>",
 // "<killed before it ran>".
-func (t *Transcript) StepNote(s *stmt, note string) {
+func (t *Transcript) stepNote(s *stmt, note string) {
 	t.add(&line{session: s.Session, step: s.N, text: s.Text(), op: s.Op, note: note})
 }
 

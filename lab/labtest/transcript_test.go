@@ -45,7 +45,7 @@ func raceTranscript() *Transcript {
 	tr.Note("", "18 of 20 interleavings break a guarantee; the shortest:", "")
 	tr.Note("A", "deliver provider-a/evt-3 account=1 amount=500 ✓", "")
 	tr.Step(&stmt{Session: "A", N: 1, Op: OpSelect, SQL: sel}, &stmtResult{})
-	tr.StepNote(&stmt{Session: "B", N: 1, Op: OpSelect, SQL: sel}, "<waiting>")
+	tr.stepNote(&stmt{Session: "B", N: 1, Op: OpSelect, SQL: sel}, "<waiting>")
 	tr.Step(&stmt{Session: "A", N: 2, Op: OpUpdate, SQL: "UPDATE accounts SET balance = balance + 500 WHERE id = 1"},
 		&stmtResult{Rows: -1, RowsAffected: 1})
 	tr.Step(&stmt{Session: "A", N: 3, Op: OpInsert, SQL: ins}, &stmtResult{Rows: -1, RowsAffected: 1})
@@ -129,7 +129,7 @@ func TestTranscriptShortLines(t *testing.T) {
 	var tr Transcript
 	tr.Note("A", "deliver provider-a/evt-1", "")
 	tr.Step(&stmt{Session: "A", N: 1, Op: OpBegin, SQL: "BEGIN IMMEDIATE"}, &stmtResult{Rows: -1})
-	tr.StepNote(&stmt{Session: "B", N: 1, Op: OpBegin, SQL: "BEGIN IMMEDIATE"}, "<waiting>")
+	tr.stepNote(&stmt{Session: "B", N: 1, Op: OpBegin, SQL: "BEGIN IMMEDIATE"}, "<waiting>")
 	tr.Note("A", "answer", "applied")
 	want := "A: deliver provider-a/evt-1\n" +
 		"A1: BEGIN IMMEDIATE  -> ok\n" +
