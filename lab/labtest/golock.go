@@ -77,13 +77,17 @@ func waitsOnGoLocks(t *testing.T, v lab.Variant) bool {
 // probeGoLocks runs the probe on v.
 func probeGoLocks(t *testing.T, v lab.Variant) bool {
 	cs := &cellState{goLocks: true}
-	done := make(chan struct{})
+	// done closes when synctest.Test returns; told, when the probe's own
+	// story has: synctest.Test may go on waiting for goroutines the handler
+	// left blocked on its lock, but the answer is known.
+	done, told := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
 		// synctest.Test panics when the probe's goroutines are left
 		// blocked; the probe has its answer by then.
 		defer func() { recover() }()
 		synctest.Test(t, func(t *testing.T) {
+			defer close(told)
 			defer func() { recover() }() // a stuck probe: no Go lock seen
 			r := NewRun(t, v)
 			r.cell, cs.bubble = cs, bubbleOf()
@@ -118,6 +122,9 @@ wait:
 	for {
 		select {
 		case <-done:
+			break wait
+		case <-told:
+			cs.abandon() // what is left of it stays where it is
 			break wait
 		case now := <-tick.C:
 			if n := cs.progress(); n != last {

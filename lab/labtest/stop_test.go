@@ -87,9 +87,12 @@ func TestCellsSurviveTheirHandler(t *testing.T) {
 				mu.Lock() // never unlocked: the second delivery waits for good
 				return h.Process(ctx, e)
 			})
-			// Seconds more: the lab first waits a second for a lock held
-			// outside the cell (see scheduler.awaitLockFromOutside).
-		}, "wait, some for a Go lock (a sync.Mutex), and no session can take a step that would free it", 5 * time.Second},
+			// Seconds more: the lab first probes the handler (after any
+			// probe of the other cases that is stuck on its handler), then
+			// waits a second for a lock held outside the cell (see
+			// golock.go and scheduler.awaitLockFromOutside); still far
+			// within the 30 s a check may take to report a hang.
+		}, "wait, some for a Go lock (a sync.Mutex), and no session can take a step that would free it", 10 * time.Second},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
