@@ -3,10 +3,13 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -30,12 +33,16 @@ type benchKey struct {
 	deliverers       int
 }
 
-// parseBench reads go test -bench's output into the metrics of each
-// measurement ("events/s", and on PostgreSQL "retries/1000", "busy/1000",
-// "errors/1000"), keeping the durabilities and deliverer counts in the
-// order they came.
-func parseBench(out []byte) (metrics map[benchKey]map[string]float64, durabilities []string, deliverers []int) {
-	metrics = map[benchKey]map[string]float64{}
+// benchRuns are the metrics of each measurement ("events/s", and on
+// PostgreSQL "retries/1000", "busy/1000", "errors/1000"), one map per run,
+// in the order the runs came.
+type benchRuns map[benchKey][]map[string]float64
+
+// parseBench reads go test -bench's output, of one run or of several one
+// after another, keeping the durabilities and deliverer counts in the order
+// they came.
+func parseBench(out []byte) (metrics benchRuns, durabilities []string, deliverers []int) {
+	metrics = benchRuns{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		m := benchLine.FindStringSubmatch(sc.Text())
@@ -51,7 +58,8 @@ func parseBench(out []byte) (metrics map[benchKey]map[string]float64, durabiliti
 		if _, ok := values["events/s"]; !ok {
 			continue
 		}
-		metrics[benchKey{m[1], m[2], n}] = values
+		k := benchKey{m[1], m[2], n}
+		metrics[k] = append(metrics[k], values)
 		if !slices.Contains(durabilities, m[1]) {
 			durabilities = append(durabilities, m[1])
 		}
@@ -62,41 +70,133 @@ func parseBench(out []byte) (metrics map[benchKey]map[string]float64, durabiliti
 	return metrics, durabilities, deliverers
 }
 
+// benchSpread is a figure over the runs: its median, least and greatest.
+type benchSpread struct {
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+}
+
+// spread summarizes vs (not empty).
+func spread(vs []float64) benchSpread {
+	s := slices.Clone(vs)
+	slices.Sort(s)
+	median := s[len(s)/2]
+	if len(s)%2 == 0 {
+		median = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return benchSpread{Median: median, Min: s[0], Max: s[len(s)-1]}
+}
+
+// benchRow is one durability and deliverer count: the bare rate, and each
+// load's rate as a ratio to the bare rate of the same run.
+type benchRow struct {
+	Durability string                 `json:"durability"`
+	Deliverers int                    `json:"deliverers"`
+	Runs       int                    `json:"runs"`
+	Bare       benchSpread            `json:"bare_events_per_s"`
+	Ratios     map[string]benchSpread `json:"ratios"`             // "distinct", "repeat": load events/s ÷ bare events/s
+	Per1000    map[string]benchSpread `json:"per_1000,omitempty"` // PostgreSQL's distinct load: "retries", "busy", "errors"
+}
+
+// benchReport is what lab bench measured, as -out writes it.
+type benchReport struct {
+	Command string     `json:"command"` // what each run ran
+	Runs    int        `json:"runs"`
+	Rows    []benchRow `json:"rows"`
+}
+
+// summarizeBench pairs each load's run i with the bare work's run i (the
+// same binary, a few seconds apart) and summarizes the ratios.
+func summarizeBench(metrics benchRuns, durabilities []string, deliverers []int) benchReport {
+	var r benchReport
+	for _, d := range durabilities {
+		for _, n := range deliverers {
+			bare := metrics[benchKey{d, "bare", n}]
+			if len(bare) == 0 {
+				continue
+			}
+			row := benchRow{Durability: d, Deliverers: n, Runs: len(bare), Ratios: map[string]benchSpread{}}
+			var rates []float64
+			for _, m := range bare {
+				rates = append(rates, m["events/s"])
+			}
+			row.Bare = spread(rates)
+			for _, load := range []string{"distinct", "repeat"} {
+				var ratios []float64
+				for i, m := range metrics[benchKey{d, load, n}] {
+					if i < len(bare) && bare[i]["events/s"] > 0 {
+						ratios = append(ratios, m["events/s"]/bare[i]["events/s"])
+					}
+				}
+				if len(ratios) > 0 {
+					row.Ratios[load] = spread(ratios)
+				}
+			}
+			if distinct := metrics[benchKey{d, "distinct", n}]; strings.HasPrefix(d, "pg-") && len(distinct) > 0 {
+				row.Per1000 = map[string]benchSpread{}
+				for _, name := range []string{"retries", "busy", "errors"} {
+					var vs []float64
+					for _, m := range distinct {
+						vs = append(vs, m[name+"/1000"])
+					}
+					row.Per1000[name] = spread(vs)
+				}
+			}
+			r.Runs = max(r.Runs, row.Runs)
+			r.Rows = append(r.Rows, row)
+		}
+	}
+	return r
+}
+
+// ratioText is a ratio's median and, over more than one run, its min–max.
+func ratioText(s benchSpread, ok bool, runs int) string {
+	if !ok {
+		return "-"
+	}
+	f := func(v float64) string {
+		if v >= 10 {
+			return strconv.FormatFloat(v, 'f', 1, 64)
+		}
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	if runs < 2 {
+		return f(s.Median)
+	}
+	return fmt.Sprintf("%s (%s–%s)", f(s.Median), f(s.Min), f(s.Max))
+}
+
 // renderBench prints the cost of idempotency as ratios to the bare
 // baseline measured in the same run: distinct events (the inbox row and
 // the key check added to every credit) and repeats (a duplicate answered
-// from the inbox, with nothing to write). On PostgreSQL it adds, for the
-// distinct events, the serialization failures retried and the deliveries
-// answered busy or failed, per 1,000.
-func renderBench(metrics map[benchKey]map[string]float64, durabilities []string, deliverers []int) string {
+// from the inbox, with nothing to write), each as the median over the runs
+// with its min–max. On PostgreSQL it adds, for the distinct events, the
+// serialization failures retried and the deliveries answered busy or
+// failed, per 1,000 (medians).
+func renderBench(r benchReport) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-12s %10s %14s %16s %14s", "durability", "deliverers", "bare events/s", "distinct × bare", "repeat × bare")
-	postgres := slices.ContainsFunc(durabilities, func(d string) bool { return strings.HasPrefix(d, "pg-") })
+	fmt.Fprintf(&b, "%-11s %10s %13s %17s %17s", "durability", "deliverers", "bare events/s", "distinct × bare", "repeat × bare")
+	postgres := slices.ContainsFunc(r.Rows, func(row benchRow) bool { return row.Per1000 != nil })
 	if postgres {
-		fmt.Fprintf(&b, " %9s %7s %7s", "retry/1k", "busy/1k", "fail/1k")
+		fmt.Fprintf(&b, " %8s %7s %7s", "retry/1k", "busy/1k", "fail/1k")
 	}
 	b.WriteString("\n")
-	for _, d := range durabilities {
-		for _, n := range deliverers {
-			base := metrics[benchKey{d, "bare", n}]["events/s"]
-			ratio := func(load string) string {
-				r, ok := metrics[benchKey{d, load, n}]
-				if !ok || base == 0 {
-					return "-"
-				}
-				return fmt.Sprintf("%.2f", r["events/s"]/base)
-			}
-			fmt.Fprintf(&b, "%-12s %10d %14.0f %16s %14s", d, n, base, ratio("distinct"), ratio("repeat"))
-			if distinct, ok := metrics[benchKey{d, "distinct", n}]; ok && strings.HasPrefix(d, "pg-") {
-				fmt.Fprintf(&b, " %9.0f %7.0f %7.0f", distinct["retries/1000"], distinct["busy/1000"], distinct["errors/1000"])
-			}
-			b.WriteString("\n")
+	for _, row := range r.Rows {
+		distinct, dok := row.Ratios["distinct"]
+		repeat, rok := row.Ratios["repeat"]
+		fmt.Fprintf(&b, "%-11s %10d %13.0f %17s %17s", row.Durability, row.Deliverers, row.Bare.Median,
+			ratioText(distinct, dok, row.Runs), ratioText(repeat, rok, row.Runs))
+		if row.Per1000 != nil {
+			fmt.Fprintf(&b, " %8.0f %7.0f %7.0f", row.Per1000["retries"].Median, row.Per1000["busy"].Median, row.Per1000["errors"].Median)
 		}
+		b.WriteString("\n")
 	}
-	b.WriteString("\nbare: the same credit and a row, in one transaction, without the inbox key.\n" +
-		"each ratio compares two measurements of this run; compare runs with benchstat:\n" +
-		"  go test ./correct -run '^$' -bench BenchmarkProcess -count 6 > new.txt\n" +
-		"  go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da old.txt new.txt\n")
+	fmt.Fprintf(&b, "\nbare: the same credit and a row, in one transaction, without the inbox key.\n"+
+		"each ratio pairs two measurements of one run: median (min–max) over %d runs of\n  %s\n"+
+		"compare runs with benchstat:\n"+
+		"  go test ./correct -run '^$' -bench BenchmarkProcess -count 6 > new.txt\n"+
+		"  go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da old.txt new.txt\n", r.Runs, r.Command)
 	if postgres {
 		b.WriteString("pg-*: PostgreSQL (IDEMLAB_PG) at each isolation level, 16 accounts, at most 32\n" +
 			"connections; retry/busy/fail per 1,000 distinct events (see BenchmarkPostgres).\n")
@@ -104,53 +204,137 @@ func renderBench(metrics map[benchKey]map[string]float64, durabilities []string,
 	return b.String()
 }
 
+// benchSVG draws each row's distinct × bare ratio as a bar with its
+// min–max as a whisker, beside lines at 1 (free) and 0.8.
+func benchSVG(r benchReport) string {
+	const left, top, rowH, width, scaleMax = 150, 40, 22, 420, 1.5
+	height := top + rowH*len(r.Rows) + 40
+	x := func(v float64) float64 { return left + min(v, scaleMax)/scaleMax*width }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", left+width+60, height)
+	fmt.Fprintf(&b, `<text x="%d" y="20" font-weight="bold">correct ÷ bare work, events/s (median, min–max over %d runs)</text>`+"\n", 10, r.Runs)
+	bottom := top + rowH*len(r.Rows)
+	for _, v := range []float64{0, 0.5, 0.8, 1, 1.5} {
+		dash := ""
+		if v == 0.8 || v == 1 {
+			dash = ` stroke-dasharray="4 3"`
+		}
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#888"%s/>`+"\n", x(v), top-5, x(v), bottom, dash)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%.1f×</text>`+"\n", x(v), bottom+16, v)
+	}
+	for i, row := range r.Rows {
+		y := top + i*rowH
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%s, %d</text>`+"\n", left-8, y+14, html.EscapeString(row.Durability), row.Deliverers)
+		s, ok := row.Ratios["distinct"]
+		if !ok {
+			continue
+		}
+		fill := "#4a7ab5"
+		if s.Median < 0.8 {
+			fill = "#c0504d"
+		}
+		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"><title>%s</title></rect>`+"\n",
+			left, y+3, x(s.Median)-left, rowH-8, fill, ratioText(s, true, row.Runs))
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="black"/>`+"\n", x(s.Min), y+rowH/2, x(s.Max), y+rowH/2)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d">%.2f</text>`+"\n", x(max(s.Max, s.Median))+4, y+14, s.Median)
+	}
+	fmt.Fprintf(&b, `<text x="%d" y="%d" fill="#555">durability, deliverers; dashed: 0.8× and 1× (free)</text>`+"\n", 10, bottom+34)
+	b.WriteString("</svg>\n")
+	return b.String()
+}
+
 // cmdBench runs BenchmarkProcess (and BenchmarkPostgres, with IDEMLAB_PG
-// set) and prints its figures as ratios.
-func cmdBench(stdout, stderr io.Writer) error {
+// set) count times, prints its figures as ratios and writes them as JSON
+// to out and as a chart to svg, when named.
+func cmdBench(stdout, stderr io.Writer, count int, out, svg string) error {
+	if count < 1 {
+		return usagef("-count must be at least 1, not %d", count)
+	}
 	root, err := moduleRoot()
 	if err != nil {
 		return err
 	}
 	// 3 durabilities × 3 loads × 3 deliverer counts, and as many again on
 	// PostgreSQL's three levels.
-	bench, about, total := "BenchmarkProcess", "about a minute", 27
+	bench, about, total := "BenchmarkProcess", "about 40 s a run", 27
 	if os.Getenv(report.EnvPostgres) != "" {
-		bench, about, total = "BenchmarkProcess|BenchmarkPostgres", "about two minutes, PostgreSQL included", 54
+		bench, about, total = "BenchmarkProcess|BenchmarkPostgres", "about 80 s a run, PostgreSQL included", 54
 	}
-	args := []string{"test", "./correct", "-run", "^$", "-bench", bench, "-benchtime", "1s"}
-	fmt.Fprintf(stderr, "running (%s): go %s\n", about, strings.Join(args, " "))
-	cmd := exec.Command("go", args...)
-	cmd.Dir = root
+	dir, err := os.MkdirTemp("", "labbench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	binary := filepath.Join(dir, "correct.test")
+	build := exec.Command("go", "test", "-c", "-o", binary, "./correct")
+	build.Dir = root
+	if b, err := build.CombinedOutput(); err != nil {
+		stderr.Write(b)
+		return fmt.Errorf("building the benchmarks failed: %v", err)
+	}
+	// Runs one after another, not go test -count, which repeats each
+	// measurement before the next: a ratio's two rates are then seconds
+	// apart, not minutes, and a slow minute of the machine shows as a
+	// spread, not as a cost.
+	args := []string{"-test.run", "^$", "-test.bench", bench, "-test.benchtime", "0.5s", "-test.count", "1"}
+	command := "go test ./correct -run '^$' -bench '" + bench + "' -benchtime 0.5s -count 1"
+	fmt.Fprintf(stderr, "running %d times (%s): %s\n", count, about, command)
 	var progress io.Writer
 	if f, ok := stderr.(*os.File); ok && isTerminal(f) {
 		progress = stderr
 	}
-	out, err := runBench(cmd, progress, total)
-	if err != nil {
-		stderr.Write(out)
-		return fmt.Errorf("the benchmarks failed: %v", err)
+	var all []byte
+	done := 0
+	for range count {
+		cmd := exec.Command(binary, args...)
+		cmd.Dir = filepath.Join(root, "correct")
+		var o []byte
+		o, done, err = runBench(cmd, progress, done, total*count)
+		all = append(all, o...)
+		if err != nil {
+			stderr.Write(o)
+			return fmt.Errorf("the benchmarks failed: %v", err)
+		}
 	}
-	metrics, durabilities, deliverers := parseBench(out)
+	metrics, durabilities, deliverers := parseBench(all)
 	if len(metrics) == 0 {
-		stderr.Write(out)
+		stderr.Write(all)
 		return fmt.Errorf("the benchmarks reported no events/s")
 	}
-	_, err = io.WriteString(stdout, renderBench(metrics, durabilities, deliverers))
+	r := summarizeBench(metrics, durabilities, deliverers)
+	r.Command = command
+	if out != "" {
+		j, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(out, append(j, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	if svg != "" {
+		if err := os.WriteFile(svg, []byte(benchSVG(r)), 0o644); err != nil {
+			return err
+		}
+	}
+	_, err = io.WriteString(stdout, renderBench(r))
 	return err
 }
 
 // runBench runs the benchmarks and returns their combined output. go test
 // prints a result line as each measurement ends; with a progress writer (a
-// terminal) one line there counts them, "N of total measurements done".
-func runBench(cmd *exec.Cmd, progress io.Writer, total int) ([]byte, error) {
+// terminal) one line there counts them from done, "N of total measurements
+// done". It returns the count with this run's added.
+func runBench(cmd *exec.Cmd, progress io.Writer, done, total int) ([]byte, int, error) {
 	if progress == nil {
-		return cmd.CombinedOutput()
+		out, err := cmd.CombinedOutput()
+		return out, done, err
 	}
 	var out bytes.Buffer
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		return nil, done, err
 	}
 	waited := make(chan error, 1)
 	go func() {
@@ -158,8 +342,7 @@ func runBench(cmd *exec.Cmd, progress io.Writer, total int) ([]byte, error) {
 		pw.Close()
 		waited <- err
 	}()
-	done := 0
-	fmt.Fprintf(progress, "\r\033[Kcompiling the benchmarks…")
+	fmt.Fprintf(progress, "\r\033[K%d of %d measurements done", done, total)
 	sc := bufio.NewScanner(pr)
 	for sc.Scan() {
 		out.WriteString(sc.Text() + "\n")
@@ -169,5 +352,5 @@ func runBench(cmd *exec.Cmd, progress io.Writer, total int) ([]byte, error) {
 		}
 	}
 	fmt.Fprint(progress, "\r\033[K")
-	return out.Bytes(), <-waited
+	return out.Bytes(), done, <-waited
 }

@@ -16,7 +16,7 @@
 //	go run ./cmd/lab explain VARIANT SCENARIO   one cell: its verdict, broken guarantees and transcript
 //	go run ./cmd/lab permutations [-all] VARIANT  the interleavings of two deliveries, by outcome
 //	go run ./cmd/lab diff VARIANT               a naive variant's code against correct/
-//	go run ./cmd/lab bench                      what idempotency costs, as ratios to the bare work
+//	go run ./cmd/lab bench [-count N] [-out F]  what idempotency costs, as ratios to the bare work
 //	go run ./cmd/lab web [-addr HOST:PORT]      the workshop page: matrix, swimlanes, stepper
 //	go run ./cmd/lab step VARIANT [RACE]        play a race (Race, the default, or ConflictRace)
 //	go run ./cmd/lab tour [N] [-answer]         a guided tour in seven steps, questions for the room
@@ -24,9 +24,14 @@
 // -backend chooses the matrices that the matrix, row, column, explain and
 // permutations run: sqlite (the default, which needs no server), pg for
 // PostgreSQL at READ COMMITTED, REPEATABLE READ and SERIALIZABLE, or one
-// level, pg-rc, pg-rr or pg-ser. PostgreSQL needs IDEMLAB_PG, e.g.
+// level, pg-rc, pg-rr or pg-ser; mariadb for MariaDB at READ COMMITTED,
+// REPEATABLE READ (as the server's default has it, and with
+// innodb_snapshot_isolation) and SERIALIZABLE, or one level, mariadb-rc,
+// mariadb-rr, mariadb-rr-si or mariadb-ser. PostgreSQL needs IDEMLAB_PG,
+// MariaDB IDEMLAB_MARIADB, e.g.
 //
 //	IDEMLAB_PG='postgres:///postgres?host=/var/run/postgresql' go run ./cmd/lab -backend=pg
+//	eval "$(.ci/mariadb-start)"; go run ./cmd/lab -backend=mariadb
 //
 // Names are taken as the matrix shows them, in any case (report.Lookup): a
 // scenario by its name or its column's heading (ConflictRace, CRace,
@@ -92,15 +97,18 @@ var commands = []*command{
 			"and how many break the guarantee; three schedules an outcome, or with -all every one"},
 	{name: "diff", synopsis: "diff VARIANT", min: 1, max: 1,
 		about: "show a naive variant's code against correct/ (git diff --no-index)"},
-	{name: "bench", synopsis: "bench",
+	{name: "bench", synopsis: "bench [-count N] [-out FILE.json] [-svg FILE.svg]", flags: []string{"count", "out", "svg"},
 		about: "measure what idempotency costs: correct's events/s as ratios to the same work " +
 			"without the inbox, in three durability settings, for 1, 8 and 64 deliverers, distinct " +
 			"events and repeats; with IDEMLAB_PG set, also on PostgreSQL at each isolation level, " +
-			"with its retries and busy answers per 1,000 events"},
+			"with its retries and busy answers per 1,000 events. The benchmarks run -count times " +
+			"(default 4), one after another, so that each ratio is paired within a run: it prints " +
+			"each ratio's median with its min–max over the runs; -out writes the same as JSON, " +
+			"-svg draws the ratios as a chart"},
 	{name: "web", synopsis: "web [-addr " + webAddr + "]", flags: []string{"addr"},
 		about: "serve the workshop page on localhost at once: the matrix as tabs (SQLite; " +
-			"PostgreSQL's three levels, live with IDEMLAB_PG, else their golden files' verdicts, " +
-			"labelled recorded), filled in as the tests run; each cell's transcript as swimlanes, " +
+			"PostgreSQL's three levels and MariaDB's four, live with IDEMLAB_PG and IDEMLAB_MARIADB, " +
+			"else their golden files' verdicts, labelled recorded), filled in as the tests run; each cell's transcript as swimlanes, " +
 			"diffs, claims, and a race stepper"},
 	{name: "step", synopsis: "step VARIANT [Race | ConflictRace]", min: 1, max: 2,
 		about: "play a race in the terminal, Race unless ConflictRace is named: choose which " +
@@ -178,8 +186,12 @@ const backendHelp = `
   sqlite     SQLite (the default; no server needed)
   pg         PostgreSQL at READ COMMITTED, REPEATABLE READ and SERIALIZABLE
   pg-rc      PostgreSQL at READ COMMITTED only; pg-rr, pg-ser likewise
-PostgreSQL needs a server, named by IDEMLAB_PG, e.g.
+  mariadb    MariaDB at READ COMMITTED, REPEATABLE READ (also with innodb_snapshot_isolation: rr-si)
+             and SERIALIZABLE
+  mariadb-rc MariaDB at READ COMMITTED only; mariadb-rr, mariadb-rr-si, mariadb-ser likewise
+PostgreSQL needs a server, named by IDEMLAB_PG, MariaDB one named by IDEMLAB_MARIADB, e.g.
   export IDEMLAB_PG='postgres:///postgres?host=/var/run/postgresql'
+  eval "$(.ci/mariadb-start)"    # starts the lab's own MariaDB and sets IDEMLAB_MARIADB
 With several matrices -json prints an array of reports, one per backend.
 Flags may come before or after the subcommand; one it does not take is refused.
 `
@@ -197,6 +209,7 @@ examples:
   go run ./cmd/lab diff naive/checkthenact
   go run ./cmd/lab -backend=pg
   go run ./cmd/lab -backend=pg-rc explain checkthenacttx Race
+  go run ./cmd/lab -backend=mariadb-rr row foundrows
   go run ./cmd/lab web
   go run ./cmd/lab step checkthenact
 `
@@ -275,6 +288,8 @@ type options struct {
 	backend, addr     string
 	json, evidence    bool
 	all, answer, help bool
+	count             int             // bench: how many runs
+	out, svg          string          // bench: where to write JSON and a chart
 	set               map[string]bool // the flags given
 }
 
@@ -291,6 +306,9 @@ func parseArgs(args []string) (*options, error) {
 	fs.BoolVar(&o.all, "all", false, "permutations: list every interleaving")
 	fs.StringVar(&o.addr, "addr", webAddr, "web: the address to serve on")
 	fs.BoolVar(&o.answer, "answer", false, "tour: show the answer")
+	fs.IntVar(&o.count, "count", 4, "bench: how many runs")
+	fs.StringVar(&o.out, "out", "", "bench: write the results as JSON to this file")
+	fs.StringVar(&o.svg, "svg", "", "bench: draw the ratios as an SVG chart in this file")
 	var after []string
 	if i := slices.Index(args, "--"); i >= 0 {
 		args, after = args[:i], args[i+1:]
@@ -343,7 +361,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, help(c))
 		return exitOK
 	}
-	for _, name := range []string{"json", "evidence", "all", "addr", "answer"} {
+	for _, name := range []string{"json", "evidence", "all", "addr", "answer", "count", "out", "svg"} {
 		if o.set[name] && !slices.Contains(c.flags, name) {
 			return exitStatus(stderr, refuse(name, c), c)
 		}
@@ -352,7 +370,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return exitStatus(stderr, err, c)
 	}
-	if onPostgres(bs) && !c.backend {
+	if onServer(bs) && !c.backend {
 		return exitStatus(stderr, usagef("-backend applies to the matrix, row, column, explain and permutations, "+
 			"not to %s", c.name), c)
 	}
@@ -371,6 +389,8 @@ func refuse(flag string, c *command) error {
 		return usagef("-all applies only to permutations (go run ./cmd/lab permutations -all VARIANT)")
 	case "addr":
 		return usagef("-addr applies only to web (go run ./cmd/lab web -addr %s)", webAddr)
+	case "count", "out", "svg":
+		return usagef("-%s applies only to bench (go run ./cmd/lab bench -%s ...)", flag, flag)
 	}
 	return usagef("-answer applies only to tour (go run ./cmd/lab tour N -answer)")
 }
@@ -415,7 +435,7 @@ func (c *command) run(o *options, bs []backend, args, rest []string, stdout, std
 	case "permutations":
 		return cmdPermutations(stdout, stderr, bs, args, rest[0], o.all)
 	case "bench":
-		return cmdBench(stdout, stderr)
+		return cmdBench(stdout, stderr, o.count, o.out, o.svg)
 	case "diff":
 		return cmdDiff(stdout, stderr, rest[0])
 	case "web":

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -396,12 +398,40 @@ PASS
 	if len(rates) != 3 || !slices.Equal(ds, []string{"WAL-FULL"}) || !slices.Equal(ns, []int{1}) {
 		t.Fatalf("parseBench = %v, %v, %v, want 3 rates of WAL-FULL with 1 deliverer", rates, ds, ns)
 	}
-	got := renderBench(rates, ds, ns)
-	if !strings.Contains(got, "WAL-FULL              1            100             0.80           2.50\n") {
+	got := renderBench(summarizeBench(rates, ds, ns))
+	if !strings.Contains(got, "WAL-FULL             1           100              0.80              2.50\n") {
 		t.Errorf("renderBench = %q, want the ratios 0.80 and 2.50 to the bare 100 events/s", got)
 	}
 	if strings.Contains(got, "retry/1k") {
 		t.Errorf("renderBench(SQLite only) = %q, want no PostgreSQL columns", got)
+	}
+}
+
+// TestRenderBenchRuns pairs each run's ratio with the bare rate of the
+// same run and prints the median with the min–max; the JSON holds the same.
+func TestRenderBenchRuns(t *testing.T) {
+	var out strings.Builder
+	for _, run := range [][2]float64{{100, 80}, {200, 180}, {50, 35}} {
+		fmt.Fprintf(&out, "BenchmarkProcess/WAL-NORMAL/bare/deliverers=8-2 \t 200\t 1 ns/op\t %g events/s\n", run[0])
+		fmt.Fprintf(&out, "BenchmarkProcess/WAL-NORMAL/distinct/deliverers=8-2 \t 200\t 1 ns/op\t %g events/s\n", run[1])
+	}
+	r := summarizeBench(parseBench([]byte(out.String())))
+	if len(r.Rows) != 1 || r.Runs != 3 {
+		t.Fatalf("summarizeBench = %+v, want one row of 3 runs", r)
+	}
+	want := benchSpread{Median: 0.8, Min: 0.7, Max: 0.9}
+	if got := r.Rows[0].Ratios["distinct"]; math.Abs(got.Median-want.Median) > 1e-9 || math.Abs(got.Min-want.Min) > 1e-9 || math.Abs(got.Max-want.Max) > 1e-9 {
+		t.Errorf("distinct ratio = %+v, want %+v (80/100, 180/200, 35/50: paired by run)", got, want)
+	}
+	if got := renderBench(r); !strings.Contains(got, "0.80 (0.70–0.90)") {
+		t.Errorf("renderBench = %q, want 0.80 (0.70–0.90)", got)
+	}
+	j, err := json.Marshal(r)
+	if err != nil || !strings.Contains(string(j), `"distinct":{"median":0.8`) {
+		t.Errorf("json = %s, %v, want the distinct ratio's median", j, err)
+	}
+	if svg := benchSVG(r); !strings.HasPrefix(svg, "<svg") || !strings.Contains(svg, "WAL-NORMAL, 8") {
+		t.Errorf("benchSVG = %q, want a chart with the row", svg)
 	}
 }
 
@@ -416,8 +446,8 @@ BenchmarkPostgres/pg-ser/distinct/deliverers=64-2     	    1000	   2387718 ns/op
 	if len(metrics) != 2 || !slices.Equal(ds, []string{"pg-ser"}) || !slices.Equal(ns, []int{64}) {
 		t.Fatalf("parseBench = %v, %v, %v, want 2 measurements of pg-ser with 64 deliverers", metrics, ds, ns)
 	}
-	got := renderBench(metrics, ds, ns)
-	if !strings.Contains(got, "pg-ser               64            400             0.75              -       733      51       2\n") {
+	got := renderBench(summarizeBench(metrics, ds, ns))
+	if !strings.Contains(got, "pg-ser              64           400              0.75                 -      733      51       2\n") {
 		t.Errorf("renderBench = %q, want the ratio 0.75 and 733 retries, 51 busy, 2 failed per 1,000", got)
 	}
 	for _, line := range strings.Split(got, "\n") {
@@ -435,9 +465,12 @@ func TestRunBenchProgress(t *testing.T) {
 		"BenchmarkProcess/WAL-FULL/distinct/deliverers=1-2 \t 200\t 30203928 ns/op\t 80.00 events/s\n" +
 		"PASS\n"
 	var progress strings.Builder
-	out, err := runBench(exec.Command("printf", "%s", lines), &progress, 27)
+	out, done, err := runBench(exec.Command("printf", "%s", lines), &progress, 0, 27)
 	if err != nil {
 		t.Fatalf("runBench(printf) = %v", err)
+	}
+	if done != 2 {
+		t.Errorf("runBench(printf) counted %d, want 2", done)
 	}
 	if string(out) != lines {
 		t.Errorf("runBench(printf) output = %q, want %q", out, lines)
