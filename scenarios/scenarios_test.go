@@ -41,12 +41,12 @@ func keepReport(rep *report.Report) {
 }
 
 // writeReports writes every kept report to -lab.report, the SQLite matrix
-// first, then PostgreSQL's levels in the order they ran.
+// first, then the servers' levels in the order they ran.
 func writeReports() error {
 	reportsMu.Lock()
 	defer reportsMu.Unlock()
 	slices.SortStableFunc(reports, func(a, b *report.Report) int {
-		return boolInt(a.OnPostgres()) - boolInt(b.OnPostgres())
+		return boolInt(a.OnServer()) - boolInt(b.OnServer())
 	})
 	return report.WriteAll(*reportPath, reports)
 }

@@ -12,7 +12,8 @@ import (
 
 // The backends as tabs. The same variants hold on one database and break
 // on another, so the page shows one matrix per backend — SQLite, and
-// PostgreSQL at each isolation level — as tabs over the matrix. A tab is
+// PostgreSQL and MariaDB at each isolation level — as tabs over the
+// matrix. A tab is
 // live, filled in by a go test run as its cells finish, or recorded: the
 // verdicts of a golden file, when there is no server to run them on. A
 // recorded tab says so on every page it shows and names the command that
@@ -40,9 +41,22 @@ type Tab struct {
 }
 
 // Label is the tab's name on the page: the backend, with PostgreSQL
-// shortened to PG so that four tabs fit one line at 1280×720.
+// shortened to PG and the isolation levels to RC, RR, RR+SI (REPEATABLE
+// READ with innodb_snapshot_isolation) and SER, so that eight tabs fit one
+// line at 1280×720; the tab's title and the page's heading say it whole.
 func (t *Tab) Label() string {
-	return strings.Replace(t.Report.BackendName(), "PostgreSQL ", "PG ", 1)
+	return labelShort.Replace(t.Report.BackendName())
+}
+
+// labelShort shortens a backend's name for its tab.
+var labelShort = strings.NewReplacer("PostgreSQL ", "PG ", "READ COMMITTED", "RC", "REPEATABLE READ", "RR",
+	", innodb_snapshot_isolation", "+SI", "SERIALIZABLE", "SER")
+
+// Server is the database server whose tests keep the tab's golden file:
+// "PostgreSQL", "MariaDB"; "SQLite" on SQLite's tab.
+func (t *Tab) Server() string {
+	name, _, _ := strings.Cut(t.Report.BackendName(), " ")
+	return name
 }
 
 // Recorded reports whether the tab shows a golden file's verdicts, not a

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -9,11 +8,12 @@ import (
 	"idemlab/lab/report"
 )
 
-// Backends: the same scenarios run on SQLite (TestScenarios) and on
-// PostgreSQL at three isolation levels (TestPostgres/<level>), and a
-// verdict means nothing without its backend. -backend chooses which the
-// matrix-running subcommands run; plain go run ./cmd/lab stays SQLite,
-// which needs no server.
+// Backends: the same scenarios run on SQLite (TestScenarios), on
+// PostgreSQL at three isolation levels (TestPostgres/<level>) and on
+// MariaDB at four (TestMariaDB/<level>), and a verdict means nothing
+// without its backend. -backend chooses which the matrix-running
+// subcommands run; plain go run ./cmd/lab stays SQLite, which needs no
+// server.
 
 // exampleDSN is a connection string that works on a Debian machine whose
 // PostgreSQL runs locally and knows the user's role.
@@ -23,24 +23,68 @@ const exampleDSN = "postgres:///postgres?host=/var/run/postgresql"
 // PostgreSQL cells, TestPostgres/<level>/<scenario>/<variant>.
 const postgresTest = "TestPostgres"
 
-// backend is one matrix the command can run.
-type backend struct {
-	flag   string // its name after -backend: "sqlite", "pg-rc"
-	name   string // report.Report.Backend: "SQLite", "PostgreSQL READ COMMITTED"
-	level  string // TestPostgres's subtest: "rc"; "" on SQLite
-	golden string // its golden file, from the module root
+// mariadbTest is the test in ./scenarios whose subtests are the MariaDB
+// cells, TestMariaDB/<level>/<scenario>/<variant>.
+const mariadbTest = "TestMariaDB"
+
+// dbServer is a database server the matrices of some backends run on: the
+// test in ./scenarios that runs them, the variable that names the server,
+// and how to set it.
+type dbServer struct {
+	name  string // "PostgreSQL"
+	flag  string // -backend's value for all its levels: "pg"
+	test  string // "TestPostgres"
+	env   string // "IDEMLAB_PG"
+	setIt string // the shell line that sets env, to show
+	what  string // what env holds, for the error without it
 }
 
-// backends lists every matrix, in the order the command shows them.
+var (
+	postgresServer = &dbServer{name: "PostgreSQL", flag: "pg", test: postgresTest, env: report.EnvPostgres,
+		setIt: "export " + report.EnvPostgres + "='" + exampleDSN + "'",
+		what:  "a connection string\nfor a role that may create databases (the tests make one of their own and drop it)"}
+	mariadbServer = &dbServer{name: "MariaDB", flag: "mariadb", test: mariadbTest, env: report.EnvMariaDB,
+		setIt: `eval "$(.ci/mariadb-start)"`,
+		what:  "a DSN;\n.ci/mariadb-start starts one of the lab's own and prints the line that sets it"}
+)
+
+// backend is one matrix the command can run.
+type backend struct {
+	flag   string    // its name after -backend: "sqlite", "pg-rc"
+	name   string    // report.Report.Backend: "SQLite", "PostgreSQL READ COMMITTED"
+	srv    *dbServer // the server it runs on; nil on SQLite
+	level  string    // the server test's subtest: "rc"; "" on SQLite
+	golden string    // its golden file, from the module root
+}
+
+// backends lists every matrix, in the order the command shows them: each
+// server's levels together, as its test runs them.
 var backends = []backend{
-	{"sqlite", report.SQLite, "", "scenarios/testdata/matrix.golden"},
-	{"pg-rc", report.PostgresBackend("read committed"), "rc", "scenarios/testdata/postgres-rc.golden"},
-	{"pg-rr", report.PostgresBackend("repeatable read"), "rr", "scenarios/testdata/postgres-rr.golden"},
-	{"pg-ser", report.PostgresBackend("serializable"), "ser", "scenarios/testdata/postgres-ser.golden"},
+	{"sqlite", report.SQLite, nil, "", "scenarios/testdata/matrix.golden"},
+	{"pg-rc", report.PostgresBackend("read committed"), postgresServer, "rc", "scenarios/testdata/postgres-rc.golden"},
+	{"pg-rr", report.PostgresBackend("repeatable read"), postgresServer, "rr", "scenarios/testdata/postgres-rr.golden"},
+	{"pg-ser", report.PostgresBackend("serializable"), postgresServer, "ser", "scenarios/testdata/postgres-ser.golden"},
+	{"mariadb-rc", report.MariaDBBackend("read committed"), mariadbServer, "rc", "scenarios/testdata/mariadb-rc.golden"},
+	{"mariadb-rr", report.MariaDBBackend("repeatable read"), mariadbServer, "rr", "scenarios/testdata/mariadb-rr.golden"},
+	{"mariadb-rr-si", report.MariaDBBackend("repeatable read") + ", innodb_snapshot_isolation", mariadbServer, "rr-si",
+		"scenarios/testdata/mariadb-rr-si.golden"},
+	{"mariadb-ser", report.MariaDBBackend("serializable"), mariadbServer, "ser", "scenarios/testdata/mariadb-ser.golden"},
 }
 
 // backendFlagHelp is what the usage says of -backend's values.
-const backendFlagHelp = "sqlite (the default), pg (PostgreSQL at all three levels), pg-rc, pg-rr or pg-ser"
+const backendFlagHelp = "sqlite (the default), pg (PostgreSQL at all three levels), pg-rc, pg-rr or pg-ser, " +
+	"mariadb (MariaDB at all four), mariadb-rc, mariadb-rr, mariadb-rr-si or mariadb-ser"
+
+// on returns the backends that run on srv, in order.
+func on(srv *dbServer) []backend {
+	var bs []backend
+	for _, b := range backends {
+		if b.srv == srv {
+			bs = append(bs, b)
+		}
+	}
+	return bs
+}
 
 // parseBackend turns -backend's value into the matrices it names.
 func parseBackend(value string) ([]backend, error) {
@@ -48,7 +92,9 @@ func parseBackend(value string) ([]backend, error) {
 	case "", "sqlite":
 		return backends[:1], nil
 	case "pg", "postgres", "postgresql":
-		return backends[1:], nil
+		return on(postgresServer), nil
+	case "mariadb":
+		return on(mariadbServer), nil
 	default:
 		for _, b := range backends {
 			if b.flag == v {
@@ -56,48 +102,46 @@ func parseBackend(value string) ([]backend, error) {
 			}
 		}
 	}
-	return nil, usagef("unknown -backend %q; it is sqlite (the default), pg, pg-rc, pg-rr or pg-ser", value)
+	return nil, usagef("unknown -backend %q: sqlite, pg[-rc|-rr|-ser] or mariadb[-rc|-rr|-rr-si|-ser]", value)
 }
 
-// onPostgres reports whether bs are PostgreSQL's matrices.
-func onPostgres(bs []backend) bool { return bs[0].level != "" }
+// onServer reports whether bs are a server's matrices, not SQLite's.
+func onServer(bs []backend) bool { return bs[0].srv != nil }
 
-// errNoServer is the one error a PostgreSQL backend gives without a server.
-var errNoServer = errors.New("no PostgreSQL server")
-
-// needServer returns, for PostgreSQL's matrices without IDEMLAB_PG, an
-// error that says how to set it; nil otherwise.
+// needServer returns, for a server's matrices without its variable
+// (IDEMLAB_PG, IDEMLAB_MARIADB), an error that says how to set it; nil
+// otherwise.
 func needServer(bs []backend, args []string) error {
-	if !onPostgres(bs) || os.Getenv(report.EnvPostgres) != "" {
+	srv := bs[0].srv
+	if srv == nil || os.Getenv(srv.env) != "" {
 		return nil
 	}
-	return fmt.Errorf("%w: %s names the server, as a connection string\n"+
-		"for a role that may create databases (the tests make one of their own and drop it);\nset it and run again, e.g.\n"+
-		"  export %s='%s'\n  go run ./cmd/lab %s",
-		errNoServer, report.EnvPostgres, report.EnvPostgres, exampleDSN, strings.Join(args, " "))
+	return fmt.Errorf("no %s server: %s names the server, as %s;\nset it and run again, e.g.\n  %s\n  go run ./cmd/lab %s",
+		srv.name, srv.env, srv.what, srv.setIt, strings.Join(args, " "))
 }
 
 // prefix is the go test -run pattern that selects bs's matrix test, and
-// on PostgreSQL its levels: "^TestScenarios$", "^TestPostgres$/^(rc|ser)$".
+// on a server its levels: "^TestScenarios$", "^TestPostgres$/^(rc|ser)$".
 // The cells are one or two elements below it (report.Pattern).
 func prefix(bs []backend) string {
-	if !onPostgres(bs) {
+	if !onServer(bs) {
 		return "^" + matrixTest + "$"
 	}
 	var levels []string
 	for _, b := range bs {
 		levels = append(levels, b.level)
 	}
+	test := bs[0].srv.test
 	if len(levels) == 1 {
-		return "^" + postgresTest + "$/^" + levels[0] + "$"
+		return "^" + test + "$/^" + levels[0] + "$"
 	}
-	return "^" + postgresTest + "$/^(" + strings.Join(levels, "|") + ")$"
+	return "^" + test + "$/^(" + strings.Join(levels, "|") + ")$"
 }
 
 // cellDepth is how many slashes a cell's test name has at least:
 // TestScenarios/Race/correct, TestPostgres/rc/Race/correct.
 func cellDepth(bs []backend) int {
-	if onPostgres(bs) {
+	if onServer(bs) {
 		return 3
 	}
 	return 2
@@ -114,7 +158,7 @@ func backendNamed(name string) backend {
 }
 
 // reproduceCell is the line that ends explain: the command that runs one
-// cell as a test, on rep's backend, in strict mode. PostgreSQL's is longer
+// cell as a test, on rep's backend, in strict mode. A server's is longer
 // by the server and the level, so it is split where a shell lets it be,
 // to keep to 100 columns and still paste.
 func reproduceCell(rep *report.Report, scenario, variant string) string {
@@ -123,7 +167,7 @@ func reproduceCell(rep *report.Report, scenario, variant string) string {
 	if b.level == "" {
 		return fmt.Sprintf("the same run as a test:\n  go test ./scenarios -count=1 -lab.strict \\\n    -run '%s'\n", pattern)
 	}
-	return fmt.Sprintf("the same run as a test:\n  %s=… go test ./scenarios -count=1 -lab.strict \\\n    -run '%s'\n", report.EnvPostgres, pattern)
+	return fmt.Sprintf("the same run as a test:\n  %s=… go test ./scenarios -count=1 -lab.strict \\\n    -run '%s'\n", b.srv.env, pattern)
 }
 
 // pick returns the reports of bs from reps, in bs's order, or an error
@@ -143,14 +187,14 @@ func pick(reps []*report.Report, bs []backend) ([]*report.Report, error) {
 // titled puts a backend's name over its part of the output when the
 // output is not the SQLite matrix alone (whose output stays as it was).
 func titled(rep *report.Report, many bool, text string) string {
-	if !many && !rep.OnPostgres() {
+	if !many && !rep.OnServer() {
 		return text
 	}
 	return report.Title(rep.BackendName()) + text
 }
 
 // labOn is the command that runs lab on rep's backend: go run ./cmd/lab,
-// with -backend=… on PostgreSQL.
+// with -backend=… on a server.
 func labOn(rep *report.Report) string {
 	if b := backendNamed(rep.BackendName()); b.level != "" {
 		return "go run ./cmd/lab -backend=" + b.flag

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -23,6 +24,11 @@ func TestParseBackend(t *testing.T) {
 		{"PostgreSQL", []string{"pg-rc", "pg-rr", "pg-ser"}},
 		{"pg-rr", []string{"pg-rr"}},
 		{"pg-ser", []string{"pg-ser"}},
+		{"mariadb", []string{"mariadb-rc", "mariadb-rr", "mariadb-rr-si", "mariadb-ser"}},
+		{"MariaDB", []string{"mariadb-rc", "mariadb-rr", "mariadb-rr-si", "mariadb-ser"}},
+		{"mariadb-rr", []string{"mariadb-rr"}},
+		{"mariadb-rr-si", []string{"mariadb-rr-si"}},
+		{"mariadb-ser", []string{"mariadb-ser"}},
 	} {
 		bs, err := parseBackend(tt.value)
 		var got []string
@@ -33,15 +39,20 @@ func TestParseBackend(t *testing.T) {
 			t.Errorf("parseBackend(%q) = %v, %v; want %v", tt.value, got, err, tt.want)
 		}
 	}
-	for _, bad := range []string{"mysql", "pg-", "rc", "pg-rc,pg-rr"} {
-		if _, err := parseBackend(bad); err == nil || !strings.Contains(err.Error(), "pg-ser") {
+	for _, bad := range []string{"mysql", "pg-", "rc", "pg-rc,pg-rr", "mariadb-", "maria", "mariadb-si"} {
+		if _, err := parseBackend(bad); err == nil || !strings.Contains(err.Error(), "pg[-rc|-rr|-ser]") ||
+			!strings.Contains(err.Error(), "mariadb[-rc|-rr|-rr-si|-ser]") {
 			t.Errorf("parseBackend(%q) error = %v, want one listing the values", bad, err)
 		}
 	}
 }
 
 // TestBackendsMatchGolden checks the table of backends against the files
-// and the tests it names: each golden file exists and reads back whole.
+// and the tests it names: each golden file exists and reads back whole,
+// is named after its server's test and level (postgres-rc.golden for
+// TestPostgres/rc, mariadb-rr-si.golden for TestMariaDB/rr-si), and the
+// tab's -backend value is its server's and level's (pg-rc, mariadb-rr-si).
+// Every golden file of a server in scenarios/testdata has a backend.
 func TestBackendsMatchGolden(t *testing.T) {
 	root, err := moduleRoot()
 	if err != nil {
@@ -55,6 +66,26 @@ func TestBackendsMatchGolden(t *testing.T) {
 		}
 		if _, err := report.ParseReport(string(data)); err != nil {
 			t.Errorf("backend %s: report.ParseReport(%s) error = %v", b.flag, b.golden, err)
+		}
+		if b.srv == nil {
+			continue
+		}
+		file := strings.ToLower(strings.TrimPrefix(b.srv.test, "Test"))
+		if b.golden != "scenarios/testdata/"+file+"-"+b.level+".golden" || b.flag != b.srv.flag+"-"+b.level ||
+			!strings.HasPrefix(b.name, b.srv.name+" ") {
+			t.Errorf("backend %+v: its golden file, flag or name is not its server's and level's", b)
+		}
+	}
+	for _, server := range []string{"postgres", "mariadb"} {
+		files, _ := filepath.Glob(filepath.Join(root, "scenarios", "testdata", server+"-*.golden"))
+		for _, f := range files {
+			rel := "scenarios/testdata/" + filepath.Base(f)
+			if !slices.ContainsFunc(backends, func(b backend) bool { return b.golden == rel }) {
+				t.Errorf("%s has no backend: -backend cannot show it, nor the page", rel)
+			}
+		}
+		if len(files) < 3 {
+			t.Errorf("%d golden files of %s, want one per level", len(files), server)
 		}
 	}
 }
@@ -75,6 +106,8 @@ func TestBackendPatterns(t *testing.T) {
 	pg, _ := parseBackend("pg")
 	rc, _ := parseBackend("pg-rc")
 	sqlite, _ := parseBackend("sqlite")
+	maria, _ := parseBackend("mariadb")
+	rr, _ := parseBackend("mariadb-rr")
 	for _, tt := range []struct {
 		bs                []backend
 		scenario, variant string
@@ -94,6 +127,14 @@ func TestBackendPatterns(t *testing.T) {
 		{pg, "", "correct", "TestPostgres/ser/Duplicate/naive/checkthenact", false},
 		{pg, "Race", "", "TestPostgres/ser/Race/naive/checkthenact", true},
 		{pg, "Race", "", "TestPostgres/ser/AbortRace/correct", false},
+		{pg, "", "", "TestMariaDB/rc/Race/correct", false},
+		{maria, "", "", "TestMariaDB/rr-si/Race/correct", true},
+		{maria, "", "", "TestPostgres/rr/Race/correct", false},
+		{maria, "", "", "TestScenarios/Race/correct", false},
+		{rr, "", "", "TestMariaDB/rr/Race/correct", true},
+		{rr, "", "", "TestMariaDB/rr-si/Race/correct", false},
+		{rr, "Race", "naive/foundrows", "TestMariaDB/rr/Race/naive/foundrows", true},
+		{rr, "Race", "naive/foundrows", "TestMariaDB/rr/ConflictRace/naive/foundrows", false},
 	} {
 		pattern := report.Pattern(prefix(tt.bs), tt.scenario, tt.variant)
 		if got := matchesRun(pattern, tt.name); got != tt.want {
@@ -103,15 +144,20 @@ func TestBackendPatterns(t *testing.T) {
 	if got := matrixTests(pg, prefix(pg)); !got.whole || got.depth != 3 {
 		t.Errorf("matrixTests(pg, the whole matrices) = whole %v, depth %d; want true, 3", got.whole, got.depth)
 	}
+	if got := matrixTests(maria, prefix(maria)); !got.whole || got.depth != 3 || got.matrices != 4 {
+		t.Errorf("matrixTests(mariadb, the whole matrices) = whole %v, depth %d, %d matrices; want true, 3, 4", got.whole, got.depth, got.matrices)
+	}
 	if got := matrixTests(rc, report.Pattern(prefix(rc), "Race", "")); got.whole {
 		t.Errorf("matrixTests(pg-rc, a column) = whole, want a part")
 	}
 }
 
-// TestNoServer: asking for PostgreSQL without IDEMLAB_PG gives one error
-// that names the variable and an example, and runs no test.
+// TestNoServer: asking for PostgreSQL without IDEMLAB_PG, or MariaDB
+// without IDEMLAB_MARIADB, gives one error that names the variable and how
+// to set it, and runs no test.
 func TestNoServer(t *testing.T) {
 	t.Setenv(report.EnvPostgres, "")
+	t.Setenv(report.EnvMariaDB, "")
 	for _, args := range [][]string{
 		{"-backend=pg"},
 		{"-backend=pg-rc", "-evidence"},
@@ -120,11 +166,21 @@ func TestNoServer(t *testing.T) {
 		{"-backend=pg-rr", "column", "Race"},
 		{"-backend=pg", "explain", "correct", "Race"},
 		{"-backend=pg", "permutations", "forupdate"},
+		{"-backend=mariadb"},
+		{"-backend=mariadb-rc", "-evidence"},
+		{"-backend=mariadb-rr-si", "-json"},
+		{"-backend=mariadb", "row", "foundrows"},
+		{"-backend=mariadb-ser", "column", "DLock"},
+		{"-backend=mariadb", "explain", "insertignore", "Inval"},
 	} {
 		var stdout, stderr bytes.Buffer
 		status := run(args, &stdout, &stderr)
 		got := stderr.String()
-		want := "  export IDEMLAB_PG='postgres:///postgres?host=/var/run/postgresql'\n  go run ./cmd/lab " + strings.Join(args, " ") + "\n"
+		set := "  export IDEMLAB_PG='postgres:///postgres?host=/var/run/postgresql'\n"
+		if strings.HasPrefix(args[0], "-backend=mariadb") {
+			set = "  eval \"$(.ci/mariadb-start)\"\n"
+		}
+		want := set + "  go run ./cmd/lab " + strings.Join(args, " ") + "\n"
 		if status != exitFail || stdout.Len() != 0 || !strings.Contains(got, want) || strings.Contains(got, "running the tests") {
 			t.Errorf("run(%q) without %s = %d, stdout %q, stderr %q; want %d, nothing on stdout, and stderr saying %q",
 				args, report.EnvPostgres, status, stdout.String(), got, exitFail, want)
@@ -150,6 +206,9 @@ func TestBackendUsage(t *testing.T) {
 		{[]string{"-backend=pg", "web"}, exitUsage, "-backend applies to"},
 		{[]string{"-backend=pg", "diff", "forupdate"}, exitUsage, "-backend applies to"},
 		{[]string{"-backend=pg", "step", "correct", "Race"}, exitUsage, "-backend applies to"},
+		{[]string{"-backend=mariadb", "web"}, exitUsage, "-backend applies to"},
+		{[]string{"-backend=mariadb-rc", "diff", "foundrows"}, exitUsage, "-backend applies to"},
+		{[]string{"-backend=mariadb-rr", "explain", "exercises/checkthenact", "Race"}, exitUsage, "runs on SQLite only"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if status := run(tt.args, &stdout, &stderr); status != tt.status || !strings.Contains(stderr.String(), tt.stderr) {
@@ -159,9 +218,12 @@ func TestBackendUsage(t *testing.T) {
 }
 
 // pgReports are testReport on PostgreSQL's three levels.
-func pgReports() []*report.Report {
+func pgReports() []*report.Report { return serverReports(postgresServer) }
+
+// serverReports are testReport on each level of srv.
+func serverReports(srv *dbServer) []*report.Report {
 	var reps []*report.Report
-	for _, b := range backends[1:] {
+	for _, b := range on(srv) {
 		rep := testReport()
 		rep.Backend = b.name
 		reps = append(reps, rep)
@@ -172,7 +234,7 @@ func pgReports() []*report.Report {
 func TestRenderMatrices(t *testing.T) {
 	reps := pgReports()
 	got := renderMatrices(reps, true, "pg")
-	for _, b := range backends[1:] {
+	for _, b := range on(postgresServer) {
 		if !strings.Contains(got, b.name+"\n"+strings.Repeat("=", len(b.name))+"\n") {
 			t.Errorf("renderMatrices(pg) does not title the matrix of %s:\n%s", b.name, got)
 		}
@@ -191,6 +253,22 @@ func TestRenderMatrices(t *testing.T) {
 	if n := strings.Count(renderMatrices(reps, false, "pg"), "✓ holds the guarantee"); n != 3 {
 		t.Errorf("renderMatrices(pg, legends differing) shows %d legends, want 3", n)
 	}
+	// MariaDB's levels likewise, with their own hint and correct's retry
+	// on MariaDB; one level alone is titled too.
+	maria := serverReports(mariadbServer)
+	got = renderMatrices(maria, false, "mariadb")
+	for _, b := range on(mariadbServer) {
+		if !strings.Contains(got, b.name+"\n"+strings.Repeat("=", len(b.name))+"\n") {
+			t.Errorf("renderMatrices(mariadb) does not title the matrix of %s:\n%s", b.name, got)
+		}
+	}
+	if !strings.Contains(got, "go run ./cmd/lab -backend=mariadb row VARIANT") || !strings.Contains(got, "1213") ||
+		strings.Contains(got, "BEGIN IMMEDIATE") || strings.Contains(got, "40001") {
+		t.Errorf("renderMatrices(mariadb) lacks its hint or says what correct does elsewhere:\n%s", got)
+	}
+	if got := renderMatrices(maria[3:], false, "mariadb-ser"); !strings.HasPrefix(got, "MariaDB SERIALIZABLE\n====") {
+		t.Errorf("renderMatrices(mariadb-ser) is untitled:\n%s", got)
+	}
 	sqlite := testReport()
 	if got, want := renderMatrices([]*report.Report{sqlite}, false, ""), renderMatrix(sqlite, false); got != want || strings.Contains(got, "SQLite\n") {
 		t.Errorf("renderMatrices(SQLite alone) = %q, want renderMatrix's text, untitled: %q", got, want)
@@ -208,7 +286,15 @@ func TestBackendOutputFits(t *testing.T) {
 		rep.Variants[1].Results["ConflictRace"] = rep.Variants[1].Results["Race"]
 	}
 	outputs := map[string]string{"matrix": renderMatrices(reps, true, "pg")}
-	for _, flag := range []string{"pg", "pg-rc", "pg-ser"} {
+	maria := serverReports(mariadbServer)
+	for _, rep := range maria {
+		rep.Variants[1].Name = "naive/deadlockasduplicate"
+	}
+	outputs["mariadb matrix"] = renderMatrices(maria, true, "mariadb")
+	outputs["mariadb explain"], _ = each(maria[2:3], func(rep *report.Report) (string, error) {
+		return renderExplain(rep, "naive/deadlockasduplicate", "Race")
+	})
+	for _, flag := range []string{"pg", "pg-rc", "pg-ser", "mariadb", "mariadb-rr-si"} {
 		outputs["hint "+flag] = hintOn(flag)
 	}
 	outputs["row"], _ = each(reps, func(rep *report.Report) (string, error) { return renderRow(rep, long) })
@@ -231,6 +317,9 @@ func TestBackendOutputFits(t *testing.T) {
 	}
 	if !strings.Contains(outputs["explain"], "IDEMLAB_PG=… go test ./scenarios -count=1 -lab.strict \\\n    -run '^TestPostgres$/^ser$/^ConflictRace$/^naive$/^serialasduplicate$'") {
 		t.Errorf("explain on PostgreSQL SERIALIZABLE does not end with the command that reruns the cell there:\n%s", outputs["explain"])
+	}
+	if !strings.Contains(outputs["mariadb explain"], "IDEMLAB_MARIADB=… go test ./scenarios -count=1 -lab.strict \\\n    -run '^TestMariaDB$/^rr-si$/^Race$/^naive$/^deadlockasduplicate$'") {
+		t.Errorf("explain on MariaDB rr-si does not end with the command that reruns the cell there:\n%s", outputs["mariadb explain"])
 	}
 }
 

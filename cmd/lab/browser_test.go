@@ -133,8 +133,8 @@ func site(t *testing.T) (*httptest.Server, *workshop.Data, *report.Report) {
 			return
 		}
 		// The tabs as go run ./cmd/lab web shows them without a server:
-		// SQLite's run, PostgreSQL's levels recorded.
-		siteData.Tabs, siteErr = webTabs(root, false)
+		// SQLite's run, the servers' levels recorded.
+		siteData.Tabs, siteErr = webTabs(root, nil)
 		if siteErr == nil {
 			siteData.Tabs.Update("sqlite", func(tab *workshop.Tab) { tab.Report, tab.Done = reps[0], true })
 		}
@@ -376,10 +376,12 @@ func TestBrowserCorrectCannotBeBroken(t *testing.T) {
 	}
 }
 
-// TestBrowserBackends switches from the SQLite tab to each PostgreSQL tab
-// from the keyboard, as the page stands without a server (recorded
-// verdicts), and checks every cell shown against the golden file, the
-// label that says it is a record, and the width at 1280×720.
+// TestBrowserBackends switches from the SQLite tab to each PostgreSQL and
+// MariaDB tab from the keyboard, as the page stands without a server
+// (recorded verdicts), and checks every cell shown against the golden
+// file, the banner that says it is a record of its server's tests, the
+// heading that names the backend whole, the width at 1280×720, and that
+// the eight tabs stay on one line.
 func TestBrowserBackends(t *testing.T) {
 	path := chromium(t)
 	srv, _, _ := site(t) // before the browser: its time limit starts with it
@@ -401,8 +403,12 @@ func TestBrowserBackends(t *testing.T) {
 		// The tab is a link: focus it and press Enter, as a keyboard does.
 		do(t, ctx, chromedp.Focus(chromedp.CSS(`#tabs a[data-b="`+b.flag+`"]`)), chromedp.KeyEvent("\r"),
 			chromedp.WaitVisible(chromedp.CSS(`#tabs a[data-b="`+b.flag+`"][aria-current="page"]`)))
-		if got := text(t, ctx, "#state"); !strings.Contains(got, "Recorded, not run now") || !strings.Contains(got, b.golden) {
-			t.Errorf("%s tab: the banner says %q, want it called recorded, from %s", b.name, got, b.golden)
+		if got := text(t, ctx, "#state"); !strings.Contains(got, "Recorded, not run now") || !strings.Contains(got, b.golden) ||
+			!strings.Contains(got, "which the "+b.srv.name+" tests check") {
+			t.Errorf("%s tab: the banner says %q, want it called recorded, from %s, kept by the %s tests", b.name, got, b.golden, b.srv.name)
+		}
+		if got := text(t, ctx, "h1"); !strings.Contains(got, b.name) {
+			t.Errorf("%s tab: the heading says %q, want the backend named whole", b.name, got)
 		}
 		cells := eval[[][]string](t, ctx, `[...document.querySelectorAll("#matrix td a")].map(a => [a.dataset.v, a.dataset.s, a.textContent])`)
 		n := 0
@@ -419,8 +425,19 @@ func TestBrowserBackends(t *testing.T) {
 			}
 		}
 		noOverflow(t, ctx, "the "+b.name+" tab")
+		if lines := eval[int](t, ctx, `new Set([...document.querySelectorAll("#tabs a")].map(a => a.getBoundingClientRect().top)).size`); lines != 1 {
+			t.Errorf("%s tab: the tabs take %d lines at 1280×720, want one", b.name, lines)
+		}
+		switch b.flag {
+		case "pg-ser":
+			shot(t, ctx, "workshop-postgres.png")
+		case "mariadb-rr":
+			shot(t, ctx, "workshop-mariadb.png")
+		}
 	}
-	shot(t, ctx, "workshop-postgres.png")
+	if n := eval[int](t, ctx, `document.querySelectorAll("#tabs a").length`); n != len(backends) {
+		t.Errorf("the page has %d tabs, want one per backend, %d", n, len(backends))
+	}
 }
 
 // webData gathers what the pages show from one finished run: the report,

@@ -21,7 +21,7 @@ const tailLines = 40
 // errTestsFailed explains a run whose report was written but whose tests
 // failed: the verdicts shown are the run's, but the tests did not accept them.
 var errTestsFailed = errors.New("go test ./scenarios failed: the verdicts shown are this run's, but the tests did not accept them " +
-	"(a verdict differs from scenarios/testdata/matrix.golden or postgres-*.golden, or the correct variant broke a guarantee); " +
+	"(a verdict differs from scenarios/testdata/matrix.golden, postgres-*.golden or mariadb-*.golden, or the correct variant broke a guarantee); " +
 	"see the go test output above")
 
 // runAndReport runs the tests matched by pattern and returns their reports.
@@ -187,7 +187,7 @@ func runVariant(stdout, stderr io.Writer, bs []backend, args []string, variantAr
 	var failed error
 	exercise := strings.HasPrefix(variant, "exercises/")
 	if exercise {
-		if onPostgres(bs) {
+		if onServer(bs) {
 			return usagef("an exercise's check runs on SQLite only: leave out -backend")
 		}
 		// An exercise's check runs the whole matrix on it, and writes the
@@ -267,9 +267,10 @@ func cmdDiff(stdout, stderr io.Writer, variantArg string) error {
 // codeFiles are the files a variant may hold of its own, in the order a
 // reader should see them; postgres.go and retry.go only where the variant's
 // mistake on PostgreSQL is in them (naive/insertorreplace's upsert,
-// naive/serialasduplicate's retry). variant.go is left out: it names the
+// naive/serialasduplicate's retry), mariadb.go where it is on MariaDB
+// (naive/deadlockasduplicate). variant.go is left out: it names the
 // variant and its mistake, and says which parts come from correct/.
-var codeFiles = []string{"schema.go", "process.go", "postgres.go", "retry.go"}
+var codeFiles = []string{"schema.go", "process.go", "postgres.go", "retry.go", "mariadb.go"}
 
 // codeTwin is the file a variant's file is compared with: correct/'s file
 // of the same name, or, for the retry, the one in postgres/ that correct/

@@ -78,6 +78,7 @@ func TestVariantNames(t *testing.T) {
 		"mark":                  "naive/markfirst",
 		"insertorre*":           "naive/insertorreplace",
 		"naive/busy*":           "naive/busyasduplicate",
+		"foundrows":             "naive/foundrows", // a row of MariaDB's matrices only
 	} {
 		if got, err := resolveVariant(arg); err != nil || got != want {
 			t.Errorf("resolveVariant(%q) = %q, %v, want %q, nil", arg, got, err, want)
@@ -85,7 +86,7 @@ func TestVariantNames(t *testing.T) {
 	}
 	for arg, says := range map[string]string{
 		"check":    `ambiguous variant "check": naive/checkthenact or naive/checkthenacttx`,
-		"insert*":  `ambiguous variant "insert*": naive/insertorignore or naive/insertorreplace`,
+		"insert*":  `ambiguous variant "insert*": naive/insertorignore, naive/insertorreplace or naive/insertignore`,
 		"markfrst": "did you mean naive/markfirst?",
 	} {
 		_, err := resolveVariant(arg)

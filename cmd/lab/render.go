@@ -34,10 +34,10 @@ func hintOn(flag string) string {
 // backendFlag is the -backend value that selects bs again, "" for SQLite.
 func backendFlag(bs []backend) string {
 	switch {
-	case !onPostgres(bs):
+	case !onServer(bs):
 		return ""
-	case len(bs) == len(backends)-1:
-		return "pg"
+	case len(bs) == len(on(bs[0].srv)):
+		return bs[0].srv.flag
 	default:
 		return bs[0].flag
 	}

@@ -217,10 +217,11 @@ func isExercise(name string) bool {
 }
 
 // registered lists the variants of the registry, in the matrix's order,
-// then the ones that run on PostgreSQL only.
+// then the ones that run on the servers only (PostgreSQL's, then
+// MariaDB's).
 func registered() []string {
 	var names []string
-	for _, v := range append(slices.Clone(variants.All), variants.PostgresOnly...) {
+	for _, v := range slices.Concat(variants.All, variants.PostgresOnly, variants.MariaDBOnly) {
 		names = append(names, v.Name)
 	}
 	return names

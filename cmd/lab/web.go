@@ -38,10 +38,11 @@ const stepperTest = "TestStepper"
 // cmdWeb serves the page at once and fills it in: it lays out every
 // backend's matrix from its golden file, starts serving, and then runs the
 // SQLite matrix and the stepper export in one go test run — and, with
-// IDEMLAB_PG, the PostgreSQL matrices in a second — adding each cell to the
-// page as go test reports it finished. A cell has no verdict on the page
-// until its run has given one; without a server the PostgreSQL tabs show
-// their golden files' verdicts, labelled as recorded.
+// IDEMLAB_PG, the PostgreSQL matrices in a second, with IDEMLAB_MARIADB
+// MariaDB's in a third — adding each cell to the page as go test reports
+// it finished. A cell has no verdict on the page until its run has given
+// one; without its server a server's tabs show their golden files'
+// verdicts, labelled as recorded.
 //
 // addr is where to serve (-addr): keep it on localhost unless the room
 // needs it.
@@ -50,7 +51,7 @@ func cmdWeb(stdout, stderr io.Writer, addr string) error {
 	if err != nil {
 		return err
 	}
-	live := os.Getenv(report.EnvPostgres) != ""
+	live := liveServers()
 	tabs, err := webTabs(root, live)
 	if err != nil {
 		return err
@@ -71,8 +72,10 @@ func cmdWeb(stdout, stderr io.Writer, addr string) error {
 	}
 	srv := newServer(h)
 	fmt.Fprintf(stdout, "serving the workshop on http://%s/ (the stepper: http://%s/step); Ctrl-C stops it\n", ln.Addr(), ln.Addr())
-	if !live {
-		fmt.Fprintf(stdout, "PostgreSQL tabs show recorded verdicts; to run them live: %s='%s' go run ./cmd/lab web\n", report.EnvPostgres, exampleDSN)
+	for _, srv := range []*dbServer{postgresServer, mariadbServer} {
+		if !live[srv] {
+			fmt.Fprintf(stdout, "%s tabs show recorded verdicts; to run them live: %s\n", srv.name, srv.liveWeb())
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -90,9 +93,26 @@ func cmdWeb(stdout, stderr io.Writer, addr string) error {
 	return nil
 }
 
+// liveServers are the servers whose variable is set: their tabs run live.
+func liveServers() map[*dbServer]bool {
+	return map[*dbServer]bool{
+		postgresServer: os.Getenv(postgresServer.env) != "",
+		mariadbServer:  os.Getenv(mariadbServer.env) != "",
+	}
+}
+
+// liveWeb is the command that serves the page with srv's tabs live.
+func (srv *dbServer) liveWeb() string {
+	if srv == postgresServer {
+		return srv.env + "='" + exampleDSN + "' go run ./cmd/lab web"
+	}
+	return srv.setIt + "; go run ./cmd/lab web"
+}
+
 // webTabs lays out a tab per backend from its golden file: empty cells on
-// a tab that will run live, the recorded verdicts on one that cannot.
-func webTabs(root string, live bool) (*workshop.Tabs, error) {
+// a tab that will run live (SQLite's, and a server's in live), the
+// recorded verdicts on one that cannot.
+func webTabs(root string, live map[*dbServer]bool) (*workshop.Tabs, error) {
 	var tabs []*workshop.Tab
 	for _, b := range backends {
 		data, err := os.ReadFile(filepath.Join(root, b.golden))
@@ -105,16 +125,16 @@ func webTabs(root string, live bool) (*workshop.Tabs, error) {
 		}
 		rep.Backend = b.name
 		t := &workshop.Tab{Slug: b.flag, Report: rep, Rerun: "go run ./cmd/lab"}
-		if b.level != "" {
+		if b.srv != nil {
 			t.Rerun = "go run ./cmd/lab -backend=" + b.flag
 		}
-		if b.level == "" || live {
+		if b.srv == nil || live[b.srv] {
 			for i := range rep.Variants {
 				rep.Variants[i].Results = map[string]*report.Cell{}
 			}
 		} else {
 			rep.Recorded = b.golden
-			t.Rerun = report.EnvPostgres + "='" + exampleDSN + "' go run ./cmd/lab web"
+			t.Rerun = b.srv.liveWeb()
 		}
 		tabs = append(tabs, t)
 	}
@@ -138,9 +158,9 @@ func webDiffs() map[string]string {
 }
 
 // fillTabs runs the live matrices and fills the tabs in as cells finish:
-// first SQLite's with the stepper's export, then, with a server,
-// PostgreSQL's three levels.
-func fillTabs(ctx context.Context, stderr io.Writer, root string, data *workshop.Data, live bool) {
+// first SQLite's with the stepper's export, then, each with its server,
+// PostgreSQL's three levels and MariaDB's four.
+func fillTabs(ctx context.Context, stderr io.Writer, root string, data *workshop.Data, live map[*dbServer]bool) {
 	dir, err := os.MkdirTemp("", "idemlab-web-")
 	if err != nil {
 		data.Tabs.Update("sqlite", func(t *workshop.Tab) { t.Problem = err.Error() })
@@ -156,8 +176,11 @@ func fillTabs(ctx context.Context, stderr io.Writer, root string, data *workshop
 	} else {
 		fmt.Fprintf(stderr, "the stepper's export failed: %v\n", err)
 	}
-	if live && ctx.Err() == nil {
-		liveRun(ctx, stderr, root, data, dir, backends[1:], prefix(backends[1:]), nil)
+	for _, srv := range []*dbServer{postgresServer, mariadbServer} {
+		if live[srv] && ctx.Err() == nil {
+			bs := on(srv)
+			liveRun(ctx, stderr, root, data, dir, bs, prefix(bs), nil)
+		}
 	}
 }
 
@@ -200,8 +223,8 @@ func liveRun(ctx context.Context, stderr io.Writer, root string, data *workshop.
 			more, _ := strconv.Atoi(strings.TrimSpace(n))
 			total += more
 			slug := bs[0].flag
-			if onPostgres(bs) {
-				slug = "pg-" + strings.Split(e.Test, "/")[min(1, strings.Count(e.Test, "/"))]
+			if onServer(bs) {
+				slug = bs[0].srv.flag + "-" + strings.Split(e.Test, "/")[min(1, strings.Count(e.Test, "/"))]
 			}
 			data.Tabs.Update(slug, func(t *workshop.Tab) { t.Total = more })
 		}

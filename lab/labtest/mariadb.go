@@ -15,6 +15,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"idemlab/lab"
+	"idemlab/lab/report"
 )
 
 // This file is the engine's MariaDB (InnoDB) backend (see server.go for
@@ -51,7 +52,7 @@ import (
 // databases and has the PROCESS privilege, e.g.
 // idemlab:idemlab@unix(/run/idemlab-mariadb/mariadbd.sock)/idemlab, which
 // .ci/mariadb-start prints. Without it the MariaDB tests skip.
-const EnvMariaDB = "IDEMLAB_MARIADB"
+const EnvMariaDB = report.EnvMariaDB
 
 // untimedLockWait is innodb_lock_wait_timeout for OpenScheduled: the
 // largest the server takes, in seconds (about three years).

@@ -68,6 +68,10 @@ func (rep *Report) correctDoes() string {
 		return "the inbox row and the credit in one transaction, run again after a serialization " +
 			"failure (40001) or a deadlock (40P01), a bounded number of times"
 	}
+	if rep.OnMariaDB() {
+		return "the inbox row and the credit in one transaction, run again after a deadlock (1213) " +
+			"or a snapshot conflict (1020), a bounded number of times"
+	}
 	return "the inbox row and the credit in one BEGIN IMMEDIATE transaction"
 }
 

@@ -155,7 +155,7 @@ func TerminalMatrices(reps []*Report) string { return matrices(reps, true) }
 
 // matrices is Matrices, or TerminalMatrices if terminal is set.
 func matrices(reps []*Report, terminal bool) string {
-	if len(reps) == 1 && !reps[0].OnPostgres() {
+	if len(reps) == 1 && !reps[0].OnServer() {
 		return reps[0].matrix(reps[0].hasNeutral(), terminal)
 	}
 	var b strings.Builder

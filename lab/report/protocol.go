@@ -32,6 +32,10 @@ const (
 	// at a PostgreSQL server, as a pgx connection string; the command
 	// runs the PostgreSQL matrices live only when it is set.
 	EnvPostgres = "IDEMLAB_PG"
+	// EnvMariaDB names the environment variable that points the tests at
+	// a MariaDB server, as a go-sql-driver/mysql DSN; the command runs
+	// the MariaDB matrices live only when it is set.
+	EnvMariaDB = "IDEMLAB_MARIADB"
 )
 
 // Finished is one cell as a test writes it the moment the cell finishes
