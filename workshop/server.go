@@ -86,6 +86,7 @@ const (
 //	/cell?b=&v=&s=     a cell: verdict, evidence, transcript as swimlanes
 //	/diff?v=           a variant against correct/, side by side
 //	/claims            CLAIMS.md, each claim linked to its cells
+//	/tour              the guided tour (Tour), each answer behind a reveal
 //	/step?v=&s=        the race stepper (its tree from /tree?v=&s=)
 //	/static/…          the style sheet and the stepper's script
 func Handler(d *Data) (http.Handler, error) {
@@ -108,6 +109,7 @@ func Handler(d *Data) (http.Handler, error) {
 			return ""
 		},
 		"isRace": func(s string) bool { st := d.stepper(); return st != nil && st.Tree("correct", s) != nil },
+		"inc":    func(i int) int { return i + 1 },
 		"pct": func(a, b int) int {
 			if b == 0 {
 				return 0
@@ -126,6 +128,7 @@ func Handler(d *Data) (http.Handler, error) {
 	mux.HandleFunc("GET /cell", s.cell)
 	mux.HandleFunc("GET /diff", s.diff)
 	mux.HandleFunc("GET /claims", s.claims)
+	mux.HandleFunc("GET /tour", s.tour)
 	mux.HandleFunc("GET /step", s.step)
 	mux.HandleFunc("GET /tree", s.tree)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
@@ -294,6 +297,13 @@ func (s *server) claims(w http.ResponseWriter, r *http.Request) {
 	s.d.Tabs.view(func(tabs []*Tab, _ int) {
 		s.render(w, "claims.html", ParseClaims(s.d.Claims, tabs[0].Report))
 	})
+}
+
+// tour shows the guided tour: every step with its command, a link to the
+// same on the page, what to look at, the question, and the answer behind a
+// <details> the room opens once it has had its go.
+func (s *server) tour(w http.ResponseWriter, r *http.Request) {
+	s.render(w, "tour.html", Tour)
 }
 
 // levels lists the stepper's trees of one scenario, the breakable ones

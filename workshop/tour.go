@@ -9,8 +9,8 @@ import "strings"
 // shows, a question to ask the room, and the answer, to be revealed only
 // when the room has had its go.
 //
-// go run ./cmd/lab tour prints it in the terminal; the page can show it
-// from the same Tour. cmd/lab's tests run every step's command and hold
+// go run ./cmd/lab tour prints it in the terminal; the page's Tour tab
+// (/tour) shows the same Tour, each answer behind a reveal. cmd/lab's tests run every step's command and hold
 // its output to the step's Expect, so what a step says to look at is there.
 
 // TourStep is one stop of the tour.

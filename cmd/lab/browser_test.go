@@ -735,3 +735,55 @@ func TestBrowserDiffOpensAtTheMistake(t *testing.T) {
 		t.Errorf("the diff opens at %+v; want it scrolled to the hunk in Process, the package clause's hunk above it marked", got)
 	}
 }
+
+// TestBrowserTour opens the Tour tab from the navigation and reads it
+// back: a step for each of workshop.Tour's, in order, each with its
+// command and its Click link; every answer hidden (its <details> closed,
+// its text not drawn) until its summary is clicked, and then shown, the
+// other answers still hidden; the step's link leads to the page it names.
+func TestBrowserTour(t *testing.T) {
+	path := chromium(t)
+	srv, _, _ := site(t) // before the browser: its time limit starts with it
+	ctx := browser(t, path)
+	do(t, ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#matrix")),
+		chromedp.Click(chromedp.CSS(`nav a[href="/tour"]`)), chromedp.WaitVisible(chromedp.CSS("#tour")))
+	type step struct {
+		Title, Run, Click string
+		Open, Shown       bool
+	}
+	read := func() []step {
+		return eval[[]step](t, ctx, `[...document.querySelectorAll("#tour li.step")].map(li => {
+			const d = li.querySelector("details.answer");
+			return {Title: li.querySelector("h2").textContent, Run: li.querySelector("code.run").textContent,
+				Click: li.querySelector("a.click").getAttribute("href"), Open: d.open,
+				Shown: d.querySelector("p").checkVisibility()};
+		})`)
+	}
+	steps := read()
+	if len(steps) != len(workshop.Tour) {
+		t.Fatalf("the Tour tab lists %d steps, want workshop.Tour's %d", len(steps), len(workshop.Tour))
+	}
+	for i, s := range workshop.Tour {
+		got := steps[i]
+		if got.Title != fmt.Sprintf("%d. %s", i+1, s.Title) || got.Run != s.Command() || got.Click != s.Click {
+			t.Errorf("step %d shows %+v, want %q, %q and a link to %q", i+1, got, s.Title, s.Command(), s.Click)
+		}
+		if got.Open || got.Shown {
+			t.Errorf("step %d (%s): its answer is shown before it is asked for", i+1, s.Title)
+		}
+	}
+	click(t, ctx, `#step-3 details.answer summary`)
+	for i, got := range read() {
+		if want := i == 2; got.Open != want || got.Shown != want {
+			t.Errorf("after revealing step 3's answer, step %d's is open %v, shown %v; want %v", i+1, got.Open, got.Shown, want)
+		}
+	}
+	if answer := text(t, ctx, "#step-3 details.answer p"); answer != workshop.Tour[2].Answer {
+		t.Errorf("step 3's answer reads %q, want %q", answer, workshop.Tour[2].Answer)
+	}
+	noOverflow(t, ctx, "the tour")
+	do(t, ctx, chromedp.Click(chromedp.CSS(`#step-3 a.click`)), chromedp.WaitVisible(chromedp.CSS(`#stepper[data-ready="1"]`)))
+	if url := eval[string](t, ctx, `location.pathname + location.search`); url != workshop.Tour[2].Click {
+		t.Errorf("step 3's link led to %s, want %s", url, workshop.Tour[2].Click)
+	}
+}
