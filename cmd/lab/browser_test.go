@@ -28,10 +28,13 @@ import (
 // and otherwise skip with one line. Starting a browser four times costs
 // half a minute, which go test ./... should not spend on every run.
 //
-// -web.screenshots=DIR (relative to the module root) saves the matrix and a
-// stepped race at 1280×720; the README's pictures are regenerated with
+// -web.screenshots=DIR (relative to the module root) saves the matrix, a
+// stepped race (at its end, and at B2 where the database panel shows the
+// second credit move the balance), the PostgreSQL and MariaDB tabs and the
+// claims at 1280×720; the pictures in docs/ are regenerated with
 //
-//	IDEMLAB_BROWSER=1 go test ./cmd/lab -run 'TestBrowser(Matrix|Stepper|Backends)$' -count=1 -web.full -web.screenshots=docs
+//	IDEMLAB_BROWSER=1 go test ./cmd/lab -count=1 -web.full -web.screenshots=docs \
+//	    -run 'TestBrowser(Matrix|Stepper|StepperDatabase|Backends|Claims)$'
 
 var (
 	screenshots = flag.String("web.screenshots", "", "save the browser tests' screenshots (1280×720 PNG) into `dir`")
@@ -714,6 +717,8 @@ func TestBrowserClaims(t *testing.T) {
 	if claims < 26 || codes < claims || links == 0 {
 		t.Errorf("the claims page has %d claims, %d code spans, %d cell links; want C1–C26 at least, their names as code, and links", claims, codes, links)
 	}
+	noOverflow(t, ctx, "the claims")
+	shot(t, ctx, "workshop-claims.png")
 }
 
 // TestBrowserDiffOpensAtTheMistake: the diff of naive/checkthenact opens at
