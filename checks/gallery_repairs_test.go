@@ -45,6 +45,19 @@ var repairs = []wrongFix{
 	// events.
 	{"sourcescope/key-column-from-key-string", "the key in one column, lab.Key's String (source/event_id): provider-a's in/3 and provider-a/in's 3 are one key",
 		ledger{rowCheck: true, schema: keyColumn, keyString: true}, checks.SourceScope, []string{"KeySearch"}},
+	// A blind student's fix, accepted by the check of its day: the same
+	// key column, joined with the ASCII unit separator (U+001F), "a control
+	// character made for separating fields, which no id contains". But
+	// lab.Event.Validate refuses only NUL: provider-a's x<US>evt-1 and
+	// provider-a<US>x's evt-1 are one key, and the second is answered as a
+	// repeat of the first (or a payload conflict) and never credits.
+	// KeySearch's twins split keys around such separators too.
+	{"sourcescope/key-column-with-a-unit-separator", "the key in one column, source || char(31) || event_id: provider-a's x\x1fevt-1 and provider-a\x1fx's evt-1 are one key",
+		ledger{rowCheck: true, schema: keyColumn,
+			insert: `INSERT INTO inbox (event_key, source, event_id, account_id, amount) VALUES ($1 || char(31) || $2, $1, $2, $3, $4)
+				ON CONFLICT (event_key) DO NOTHING`,
+			lookup: `SELECT account_id, amount FROM inbox WHERE event_key = $1 || char(31) || $2`},
+		checks.SourceScope, []string{"KeySearch"}},
 	// Blind students' fixes (checks/testdata/blind/round0, accepted by the
 	// checks of their day): the key fixed in all three places, and then
 	// "normalised" on the way in. Provider names come from configuration in

@@ -23,7 +23,9 @@ import (
 // outbox. Its stories draw, each on a fresh database:
 //
 //   - data: event ids and sources that mix case, hold multi-byte runes,
-//     separators ('/', ':') and spaces, or are exactly 128 bytes long; twins
+//     separators ('/', ':', '|', tabs, control characters such as the
+//     unit separator: keySeparators) and spaces, or are exactly 128 bytes
+//     long; twins
 //     of known keys (another case, another source, the same characters split
 //     elsewhere between source and id, a trailing space), each another event;
 //     amounts of 1 and at the cap, on balances at, just under and far from
@@ -340,8 +342,18 @@ func (lm *ledgerMachine) Changed(t *rapid.T) {
 	lm.deliver(t, "redeliver with another payload", lm.changed(t))
 }
 
-// Twin delivers an event whose key is a twin of a known one: another event.
-func (lm *ledgerMachine) Twin(t *rapid.T) { lm.deliver(t, "deliver a twin", lm.twin(t)) }
+// Twin delivers an event whose key is a twin of a known one: another
+// event; or, one time in eight, a twin split around each separator of a
+// known key, one after another (see twinsAtEach).
+func (lm *ledgerMachine) Twin(t *rapid.T) {
+	if rapid.IntRange(0, 7).Draw(t, "twins at each separator") > 0 {
+		lm.deliver(t, "deliver a twin", lm.twin(t))
+		return
+	}
+	for _, k := range lm.twinsAtEach(t) {
+		lm.deliver(t, "deliver a twin", lm.event(t, k))
+	}
+}
 
 // Missing delivers a new event for an account that does not exist.
 func (lm *ledgerMachine) Missing(t *rapid.T) {
@@ -786,7 +798,7 @@ func (lm *ledgerMachine) fresh(t *rapid.T) lab.Event {
 	lm.next++
 	n := lm.next
 	var id string
-	switch rapid.IntRange(0, 5).Draw(t, "id's shape") {
+	switch rapid.IntRange(0, 6).Draw(t, "id's shape") {
 	case 0:
 		id = fmt.Sprintf("evt-%d", n)
 	case 1:
@@ -799,6 +811,11 @@ func (lm *ledgerMachine) fresh(t *rapid.T) lab.Event {
 		id = fmt.Sprintf("in/%d:x y", n)
 	case 5:
 		id = fmt.Sprint(n)
+	case 6:
+		id = fmt.Sprintf("in%d", n)
+		for i, sep := range keySeparators {
+			id += sep + string(rune('a'+i))
+		}
 	}
 	for k := 1; lm.m.ever[lab.Key{Source: source, EventID: id}]; k++ {
 		id = fmt.Sprintf("evt-%d~%d", n, k) // a twin took it
@@ -857,26 +874,92 @@ func (lm *ledgerMachine) changed(t *rapid.T) lab.Event {
 	return e
 }
 
+// keySeparators are the separators a key written as one string may join
+// source and id with, which ids hold (see fresh) and twins are split
+// around: every byte but NUL is allowed in a source or an id (see
+// lab.Event.Validate), control characters made to separate fields (the
+// ASCII unit and record separators) included.
+var keySeparators = []string{"/", ":", "|", ",", ";", "#", "\t", "\n", "\x01", "\x1e", "\x1f", "\x7f", "::"}
+
 // twin draws an event whose key is a twin of a known one: the same id from
 // another source, another case, a trailing space, or the characters of
-// source and id split elsewhere around a separator ('/', ':' or none),
-// which a key written as one string cannot tell apart.
+// source and id split elsewhere around a separator ('/', ':', another of
+// keySeparators or none), which a key written as one string cannot tell
+// apart.
 func (lm *ledgerMachine) twin(t *rapid.T) lab.Event {
-	e := lm.known(t)
-	kind := rapid.SampledFrom([]string{"source", "case", "space", "split at /", "split at :", "split"}).Draw(t, "twin's kind")
+	kind := rapid.SampledFrom([]string{"source", "case", "space", "split at /", "split at :", "split at a separator", "split"}).Draw(t, "twin's kind")
+	if kind == "split at a separator" {
+		e := lm.separated(t)
+		kind = "split at " + rapid.SampledFrom(separatorsIn(e.Key())).Draw(t, "separator")
+		return lm.twinOf(t, e, kind)
+	}
+	return lm.twinOf(t, lm.known(t), kind)
+}
+
+// twinsAtEach draws a known key that holds separators and, for each of
+// them, a twin split around it: a key written as one string with any one
+// of keySeparators between source and id takes one of them for the known
+// event, which one twin at a time would find once in many stories.
+func (lm *ledgerMachine) twinsAtEach(t *rapid.T) []lab.Key {
+	e := lm.separated(t)
+	var out []lab.Key
+	for _, sep := range separatorsIn(e.Key()) {
+		if twins := lm.twinsOf(e.Key(), "split at "+sep); len(twins) > 0 {
+			out = append(out, rapid.SampledFrom(twins).Draw(t, "twin"))
+		}
+	}
+	return out
+}
+
+// separated draws a known event whose key holds one of keySeparators
+// (fresh's seventh shape holds each of them); with none, rapid skips the
+// step.
+func (lm *ledgerMachine) separated(t *rapid.T) lab.Event {
+	var keys []lab.Key
+	for _, k := range lm.redeliverable() {
+		if len(separatorsIn(k)) > 0 {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		t.SkipNow() // no known key holds a separator
+	}
+	return lm.m.stored[rapid.SampledFrom(keys).Draw(t, "known")]
+}
+
+// twinOf draws a twin of e of a kind (see twinsOf); with none, rapid skips
+// the step.
+func (lm *ledgerMachine) twinOf(t *rapid.T, e lab.Event, kind string) lab.Event {
 	twins := lm.twinsOf(e.Key(), kind)
 	if len(twins) == 0 {
 		t.SkipNow() // no twin of that kind
 	}
-	k := rapid.SampledFrom(twins).Draw(t, "twin")
+	return lm.event(t, rapid.SampledFrom(twins).Draw(t, "twin"))
+}
+
+// event is the event the story delivers under key k: the stored one, or a
+// new one with a payload drawn.
+func (lm *ledgerMachine) event(t *rapid.T, k lab.Key) lab.Event {
 	if old, ok := lm.m.stored[k]; ok {
 		return old
 	}
 	return lab.Event{Source: k.Source, EventID: k.EventID, AccountID: lm.account(t), Amount: lm.amount(t)}
 }
 
+// separatorsIn lists the keySeparators that k's source or id holds.
+func separatorsIn(k lab.Key) []string {
+	var held []string
+	for _, sep := range keySeparators {
+		if strings.Contains(k.Source, sep) || strings.Contains(k.EventID, sep) {
+			held = append(held, sep)
+		}
+	}
+	return held
+}
+
 // twinsOf lists the twins of k of a kind (see twin): "split at /" splits
-// around a '/', "split" anywhere, with nothing between.
+// around a '/' (and so for any separator), "split" anywhere, with nothing
+// between.
 func (lm *ledgerMachine) twinsOf(k lab.Key, kind string) []lab.Key {
 	var out []lab.Key
 	seen := map[lab.Key]bool{k: true}
@@ -897,9 +980,9 @@ func (lm *ledgerMachine) twinsOf(k lab.Key, kind string) []lab.Key {
 		add(flipCase(k.Source), k.EventID)
 	case "space":
 		add(k.Source, k.EventID+" ")
-	case "split at /", "split at :", "split":
-		for _, sep := range []string{strings.TrimPrefix(kind, "split at ")} {
-			if kind == "split" {
+	default: // "split", or "split at " a separator
+		if sep, ok := strings.CutPrefix(kind, "split at "); ok || kind == "split" {
+			if !ok {
 				sep = ""
 			}
 			for i := 1; i < len(k.EventID); i++ {

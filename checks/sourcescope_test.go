@@ -13,12 +13,15 @@ import (
 // most on keys: 100 stories at -rapid.checks=100. Its dimensions:
 //
 //   - data: sources and event ids that mix case, hold multi-byte runes, a
-//     '/', a ':' or a space, or are exactly 128 bytes long (in runes of one
-//     to four bytes); twins of every known key, each another event: the
-//     same id from each other source, the id or the source with its case
-//     flipped, a trailing space, and the characters of source and id split
-//     elsewhere around a '/', a ':' or nothing (what a key written as one
-//     string cannot tell apart); repeats and changed payloads of each;
+//     '/', a ':', a space or another separator ('|', a tab, a newline, the
+//     unit separator U+001F and other control characters but NUL, which
+//     lab.Event.Validate alone refuses: keySeparators), or are exactly 128
+//     bytes long (in runes of one to four bytes); twins of every known key,
+//     each another event: the same id from each other source, the id or the
+//     source with its case flipped, a trailing space, and the characters of
+//     source and id split elsewhere around a '/', a ':', another separator
+//     or nothing (what a key written as one string cannot tell apart);
+//     repeats and changed payloads of each;
 //   - concurrency: twins, repeats and new events of two or three sessions
 //     interleaved at every statement;
 //   - pool shape, faults and crashes as every ledger property's;
@@ -29,7 +32,7 @@ import (
 var SourceScope = Repair([]string{"SourceScope", "Duplicate", "PayloadConflict"}, keySearch, SecondSourceRepeat)
 
 var keySearch = repairSearch("sourcescope", "KeySearch",
-	"rapid's stories of events whose keys look alike (another source, case, space, the same characters split elsewhere), at once or one by one: each key is its own event",
+	"rapid's stories of events whose keys look alike (another source, case, space, the same characters split elsewhere around a separator or none), at once or one by one: each key is its own event",
 	100, map[string]int{"New": 3, "Repeat": 2, "Changed": 2, "Twin": 6, "Missing": 1, "Invalid": 1, "Refused": 1, "MisCredit": 1,
 		"Fault": 1, "Crash": 1, "Race": 3, "FaultRace": 1, "Reconnect": 1, "Lost": 1, "Restart": 1})
 
