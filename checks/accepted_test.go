@@ -3,6 +3,7 @@ package checks_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,9 +11,11 @@ import (
 
 	"idemlab/checks"
 	"idemlab/exercises/outbox"
+	"idemlab/exercises/replay"
 	"idemlab/lab"
 	"idemlab/lab/labtest"
 	outboxsolution "idemlab/solutions/outbox"
+	replaysolution "idemlab/solutions/replay"
 )
 
 // The gallery holds each check to rejecting wrong fixes; the tests here
@@ -378,4 +381,106 @@ func TestAcceptedNewVariant(t *testing.T) {
 			accept(t, checks.NewVariant, r.work)
 		})
 	}
+}
+
+// rightReplays are blind students' right fixes of exercise 5 (replay): the
+// first answer kept in a table of receipts of its own, a JSON document
+// per event, written in the credit's transaction and read back by a
+// repeat. The check of their day rejected both in the matrix's Property,
+// whose reset (DELETE FROM inbox between stories) knew nothing of the
+// receipts: with a foreign key to the inbox (no cascade) the reset itself
+// failed; without one, the next story's receipt for a reused key collided
+// with the last story's.
+var rightReplays = []struct {
+	name, receipts string
+}{
+	{"replay/receipts-table-referencing-the-inbox", `
+CREATE TABLE receipts (
+	source   TEXT NOT NULL,
+	event_id TEXT NOT NULL,
+	receipt  TEXT NOT NULL,
+	PRIMARY KEY (source, event_id),
+	FOREIGN KEY (source, event_id) REFERENCES inbox (source, event_id)
+) STRICT;`},
+	{"replay/receipts-table-without-a-foreign-key", `
+CREATE TABLE receipts (
+	source   TEXT NOT NULL,
+	event_id TEXT NOT NULL,
+	receipt  TEXT NOT NULL,
+	PRIMARY KEY (source, event_id)
+) STRICT;`},
+}
+
+func TestAcceptedReplay(t *testing.T) {
+	for _, r := range rightReplays {
+		t.Run(r.name, func(t *testing.T) {
+			t.Parallel()
+			s := replaysolution.Service
+			s.Name, s.Schema = "accepted/"+r.name, replaysolution.Schema+r.receipts
+			s.New = func(db *sql.DB) replay.Processor { return receiptsTable{db} }
+			accept(t, checks.Replay, s)
+		})
+	}
+}
+
+// receiptsTable answers a repeat with the receipt its first delivery
+// stored, as JSON, in the receipts table.
+type receiptsTable struct{ db *sql.DB }
+
+func (h receiptsTable) Process(ctx context.Context, e lab.Event) (replay.Receipt, error) {
+	if err := e.Validate(); err != nil {
+		return replay.Receipt{}, err
+	}
+	tx, err := h.db.BeginTx(ctx, nil)
+	if err != nil {
+		return replay.Receipt{}, lab.Classify(err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `INSERT INTO inbox (source, event_id, account_id, amount, balance_after) VALUES ($1, $2, $3, $4, 0)
+		ON CONFLICT (source, event_id) DO NOTHING`, e.Source, e.EventID, e.AccountID, e.Amount)
+	if err != nil {
+		return replay.Receipt{}, lab.Classify(err)
+	}
+	inserted, err := res.RowsAffected()
+	if err != nil {
+		return replay.Receipt{}, err
+	}
+	receipt := replay.Receipt{Outcome: lab.Applied}
+	if inserted == 1 {
+		if err := tx.QueryRowContext(ctx, `UPDATE accounts SET balance = balance + $1 WHERE id = $2 RETURNING balance`,
+			e.Amount, e.AccountID).Scan(&receipt.Balance); err != nil {
+			return replay.Receipt{}, lab.Classify(err)
+		}
+		stored, err := json.Marshal(receipt)
+		if err != nil {
+			return replay.Receipt{}, err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO receipts (source, event_id, receipt) VALUES ($1, $2, $3)`,
+			e.Source, e.EventID, string(stored)); err != nil {
+			return replay.Receipt{}, lab.Classify(err)
+		}
+	} else {
+		var account, amount int64
+		var stored string
+		if err := tx.QueryRowContext(ctx, `SELECT i.account_id, i.amount, r.receipt FROM inbox i
+			JOIN receipts r ON r.source = i.source AND r.event_id = i.event_id
+			WHERE i.source = $1 AND i.event_id = $2`, e.Source, e.EventID).Scan(&account, &amount, &stored); err != nil {
+			return replay.Receipt{}, lab.Classify(err)
+		}
+		if account != e.AccountID || amount != e.Amount {
+			return replay.Receipt{}, fmt.Errorf("%w: %s was applied with account=%d amount=%d, this delivery has account=%d amount=%d",
+				lab.ErrPayloadConflict, e.Key(), account, amount, e.AccountID, e.Amount)
+		}
+		if err := json.Unmarshal([]byte(stored), &receipt); err != nil {
+			return replay.Receipt{}, err
+		}
+		receipt.Outcome = lab.Duplicate
+	}
+	if err := tx.Commit(); err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w: %w", ctx.Err(), err)
+		}
+		return replay.Receipt{}, lab.Classify(err)
+	}
+	return receipt, nil
 }

@@ -18,10 +18,12 @@ import (
 func replayVariant(s replay.Service) lab.Variant { return receiptVariant(s, nil) }
 
 // receiptVariant is replayVariant keeping, in got, every receipt s answers
-// (none if got is nil).
+// (none if got is nil). A table of receipts of the student's own, whether
+// it references the inbox or not, is emptied with the inbox between the
+// matrix's stories (see emptiedWithInbox).
 func receiptVariant(s replay.Service, got *receipts) lab.Variant {
-	return lab.Variant{Name: s.Name, Mistake: "an exercise", Schema: s.Schema, DSN: s.DSN,
-		New: func(db *sql.DB) lab.Processor { return answering{s.New(db), got} }}
+	return emptiedWithInbox(lab.Variant{Name: s.Name, Mistake: "an exercise", Schema: s.Schema, DSN: s.DSN,
+		New: func(db *sql.DB) lab.Processor { return answering{s.New(db), got} }})
 }
 
 // answering adapts a replay.Processor to lab.Processor, keeping each
