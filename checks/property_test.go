@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"testing"
 	"unicode"
 
 	"pgregory.net/rapid"
@@ -116,6 +117,7 @@ type storyRecorder struct {
 	failed                    bool
 	summary                   string // the failure's one line
 	seed                      string // the seed that replays it
+	unreplayed                bool   // rapid could not replay the story (see Errorf): what it logs after is not the story
 }
 
 func (r *storyRecorder) Helper()         {}
@@ -126,6 +128,9 @@ func (r *storyRecorder) FailNow()        { r.failed = true; panic(errRecorderSto
 func (r *storyRecorder) SkipNow()        { panic(errRecorderStop) }
 func (r *storyRecorder) Log(args ...any) { r.Logf("%s", fmt.Sprint(args...)) }
 func (r *storyRecorder) Logf(format string, args ...any) {
+	if r.unreplayed {
+		return
+	}
 	line := fmt.Sprintf(format, args...)
 	if strings.HasPrefix(line, "[rapid] draw ") {
 		return // the story says what was drawn, in words
@@ -155,6 +160,18 @@ func (r *storyRecorder) Errorf(format string, args ...any) {
 	if m := storySeedFlag.FindStringSubmatch(msg); m != nil {
 		r.seed = m[1]
 	}
+	if first, ok := unreplayed(msg); ok {
+		// rapid ran the failing story again, at once, from the same draws,
+		// and it did not fail the same way (it passed, broke elsewhere, or
+		// drew past its end): the story depends on something besides its
+		// draws. The first failure, with its story, is the evidence.
+		r.unreplayed = true
+		line, _, _ := strings.Cut(first, "\n")
+		r.summary = "a random story broke it, but did not break it again when rapid replayed it from the same draws: " + line
+		r.log.WriteString(first + "\n\n(rapid's replay of this story from the same draws did not break it the same way: " +
+			"the story depends on something besides its draws, which is a fault of the check, not of the handler)\n")
+		return
+	}
 	m := rapidHead.FindStringSubmatch(msg)
 	if m == nil {
 		r.summary = "[rapid] " + strings.SplitN(strings.TrimPrefix(msg, "[rapid] "), "\n", 2)[0]
@@ -168,6 +185,37 @@ func (r *storyRecorder) Errorf(format string, args ...any) {
 		held += " with a panic"
 	}
 	r.summary = held + ": " + m[3]
+}
+
+// tracebackLine matches a line of a traceback in rapid's report.
+var tracebackLine = regexp.MustCompile(`^    \S+:\d+ in \S+$`)
+
+// unreplayed returns the first failure of rapid's report that a story that
+// broke the property did not break it again when rapid replayed it
+// ("[rapid] flaky test, can not reproduce a failure"), with its story: the
+// report ends "Original traceback (FAILURE):", the traceback's lines,
+// then "Failed test output:".
+func unreplayed(msg string) (string, bool) {
+	if !strings.HasPrefix(msg, "[rapid] flaky test") {
+		return "", false
+	}
+	const head = "\nOriginal traceback ("
+	_, rest, ok := strings.Cut(msg, head)
+	if !ok {
+		return "", false
+	}
+	rest, _, _ = strings.Cut(rest, "Failed test output:")
+	lines := strings.Split(strings.TrimRight(rest, "\n"), "\n")
+	end := len(lines)
+	for end > 0 && tracebackLine.MatchString(lines[end-1]) {
+		end--
+	}
+	if end == 0 {
+		return "", false
+	}
+	failure := strings.Join(lines[:end], "\n")
+	failure, ok = strings.CutSuffix(failure, "):")
+	return failure, ok
 }
 
 // evidence is what the cell's transcript shows of rapid's report: the
@@ -286,4 +334,26 @@ func (p poolShape) String() string {
 // drawShape draws a pool's shape.
 func drawShape(t *rapid.T) poolShape {
 	return rapid.SampledFrom(poolShapes).Draw(t, "pool")
+}
+
+// TestUnreplayedStory holds the recorder to telling a story that broke the
+// property but not rapid's replay of it ("[rapid] flaky test") by its
+// first failure and story, not by rapid's head line alone.
+func TestUnreplayedStory(t *testing.T) {
+	msg := "[rapid] flaky test, can not reproduce a failure\n" +
+		"To try to reproduce, specify -run=\"TestExercise\" -rapid.seed=7\n" +
+		"Traceback (invalid data: overrun):\n" +
+		"    /x/checks/property_test.go:70 in idemlab/checks.propertySpec.run.func1.2.1\n" +
+		"Original traceback (Purge(t) deleted provider-a/evt-1\n\nthe story:\n1. deliver provider-a/evt-1\n    A1: BEGIN -> ok):\n" +
+		"    /x/checks/ledger_test.go:298 in idemlab/checks.(*ledgerSpec).tell\n" +
+		"Failed test output:"
+	r := &storyRecorder{}
+	r.Errorf("%s", msg)
+	r.Logf("the replay's own output")
+	if want := "a random story broke it, but did not break it again when rapid replayed it from the same draws: Purge(t) deleted provider-a/evt-1"; r.summary != want {
+		t.Errorf("summary = %q, want %q", r.summary, want)
+	}
+	if log := r.log.String(); !strings.Contains(log, "1. deliver provider-a/evt-1\n    A1: BEGIN -> ok\n") || strings.Contains(log, "replay's own") || r.seed != "7" {
+		t.Errorf("log, seed = %q, %q, want the first failure's story, without the replay's output, and seed 7", log, r.seed)
+	}
 }
