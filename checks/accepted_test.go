@@ -7,13 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"idemlab/checks"
+	"idemlab/correct"
+	"idemlab/exercises/businesskey"
 	"idemlab/exercises/outbox"
 	"idemlab/exercises/replay"
 	"idemlab/lab"
 	"idemlab/lab/labtest"
+	businesskeysolution "idemlab/solutions/businesskey"
 	outboxsolution "idemlab/solutions/outbox"
 	replaysolution "idemlab/solutions/replay"
 )
@@ -381,6 +385,43 @@ func TestAcceptedNewVariant(t *testing.T) {
 			accept(t, checks.NewVariant, r.work)
 		})
 	}
+}
+
+// Right fixes behind a Go lock: a blind student's right fix with a
+// sync.Mutex held for the whole of Process ("one delivery at a time in this
+// process"). The lock adds nothing the database does not give already, and
+// takes nothing away: every guarantee still holds, across processes too.
+// The checks of their day stopped sourcescope's cells ("a delivery waits
+// for a Go lock") and hung businesskey's check, whose own guarantees ran
+// outside the lab's cells; both must accept the fix.
+func TestAcceptedGoLock(t *testing.T) {
+	t.Run("sourcescope/pair-key-behind-a-mutex", func(t *testing.T) {
+		t.Parallel()
+		v := correct.Variant
+		v.Name, v.Mistake = "accepted/sourcescope/pair-key-behind-a-mutex", "the key (source, event_id), behind a mutex"
+		v.Postgres, v.MariaDB = nil, nil
+		v.New = func(db *sql.DB) lab.Processor { return &serialised{h: correct.New(db)} }
+		accept(t, checks.SourceScope, v)
+	})
+	t.Run("businesskey/operation-table-behind-a-mutex", func(t *testing.T) {
+		t.Parallel()
+		s := businesskeysolution.Service
+		s.Name = "accepted/businesskey/operation-table-behind-a-mutex"
+		s.New = func(db *sql.DB) businesskey.Processor { return &serialisedOrders{h: businesskeysolution.New(db)} }
+		accept(t, checks.BusinessKey, s)
+	})
+}
+
+// serialisedOrders is a businesskey handler behind a mutex of its own.
+type serialisedOrders struct {
+	mu sync.Mutex
+	h  businesskey.Processor
+}
+
+func (s *serialisedOrders) Process(ctx context.Context, p businesskey.Payment) (lab.Outcome, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.h.Process(ctx, p)
 }
 
 // rightReplays are blind students' right fixes of exercise 5 (replay): the

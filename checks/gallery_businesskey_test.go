@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"strings"
+	"sync"
 	"testing"
 
 	"idemlab/checks"
@@ -32,6 +33,25 @@ const (
 	// opaque and case-sensitive: order-A and order-a are two orders, and
 	// the second one's payment is answered duplicate, never activated.
 	caseFoldedKey
+	// trimmedKey: a blind student's fix (trim_orderkey), accepted by the
+	// check of its day, which never drew order ids that differ only by
+	// white space: the claim's key is strings.TrimSpace of the order id,
+	// "to clean up sloppy ids". Order ids are opaque: order-42 and
+	// "order-42 " are two orders, and paying the second after the first
+	// finds the claim taken: answered duplicate, never activated.
+	trimmedKey
+	// rtrimKey: the activations' key declared COLLATE RTRIM, which SQLite
+	// offers to ignore trailing spaces: the same two orders taken for one.
+	rtrimKey
+	// memoryMap: a blind student's fix (memory_map), which hung the check
+	// of its day: which orders are activated is kept in the handler's
+	// memory, loaded from orders by New and set after COMMIT, under a
+	// mutex held for the whole of Process, so that no two deliveries of
+	// one process pass the check together. But a COMMIT that reports an
+	// error after it reached the disk leaves the map stale: evt-1's retry
+	// answers duplicate, and evt-2, a new event, activates the order again
+	// (as would a second replica of the service, whose map is its own).
+	memoryMap
 )
 
 var businesskeyFixes = []struct {
@@ -45,6 +65,9 @@ var businesskeyFixes = []struct {
 	{"claim-without-recording", claimWithoutRecord, []string{"OneActivation"}},
 	{"activation-keyed-by-amount", amountKey, []string{"OrderSearch"}},
 	{"activation-key-without-case", caseFoldedKey, []string{"OrderSearch"}},
+	{"activation-key-trimmed", trimmedKey, []string{"OrderSearch"}},
+	{"activation-key-rtrim-collation", rtrimKey, []string{"OrderSearch"}},
+	{"activated-orders-in-memory-behind-a-mutex", memoryMap, []string{"OrderFaults"}},
 }
 
 func TestGalleryBusinessKey(t *testing.T) {
@@ -61,9 +84,15 @@ func TestGalleryBusinessKey(t *testing.T) {
 			case caseFoldedKey:
 				schema = strings.Replace(schema, "order_id TEXT NOT NULL PRIMARY KEY REFERENCES orders (id)",
 					"order_id TEXT NOT NULL PRIMARY KEY COLLATE NOCASE REFERENCES orders (id)", 1)
+			case trimmedKey: // the student's table: no order of that id need exist
+				schema = strings.Replace(schema, "order_id TEXT NOT NULL PRIMARY KEY REFERENCES orders (id)",
+					"order_id TEXT NOT NULL PRIMARY KEY", 1)
+			case rtrimKey:
+				schema = strings.Replace(schema, "order_id TEXT NOT NULL PRIMARY KEY REFERENCES orders (id)",
+					"order_id TEXT NOT NULL PRIMARY KEY COLLATE RTRIM REFERENCES orders (id)", 1)
 			}
 			s := businesskey.Service{Name: "gallery/businesskey/" + w.name, Schema: schema, DSN: solution.DSN,
-				New: func(db *sql.DB) businesskey.Processor { return &orders{db, w.fix} }}
+				New: func(db *sql.DB) businesskey.Processor { return newOrders(db, w.fix) }}
 			reject(t, checks.BusinessKey, s, w.by)
 		})
 	}
@@ -72,9 +101,33 @@ func TestGalleryBusinessKey(t *testing.T) {
 type orders struct {
 	db  *sql.DB
 	fix orderFix
+
+	mu        sync.Mutex      // memoryMap: held for the whole of Process
+	activated map[string]bool // memoryMap: the orders activated, as far as this handler knows
+}
+
+func newOrders(db *sql.DB, fix orderFix) *orders {
+	h := &orders{db: db, fix: fix, activated: map[string]bool{}}
+	if fix == memoryMap {
+		rows, err := db.Query(`SELECT id FROM orders WHERE activations > 0`)
+		if err == nil {
+			defer rows.Close()
+			for rows.Next() {
+				var id string
+				if rows.Scan(&id) == nil {
+					h.activated[id] = true
+				}
+			}
+		}
+	}
+	return h
 }
 
 func (h *orders) Process(ctx context.Context, p businesskey.Payment) (lab.Outcome, error) {
+	if h.fix == memoryMap {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+	}
 	record := func(tx *sql.Tx) (bool, error) {
 		target := "source, event_id"
 		if h.fix == inboxByOrder {
@@ -90,8 +143,11 @@ func (h *orders) Process(ctx context.Context, p businesskey.Payment) (lab.Outcom
 	}
 	claim := func(tx *sql.Tx) (bool, error) {
 		claim, args := `INSERT INTO activations (order_id) VALUES ($1) ON CONFLICT (order_id) DO NOTHING`, []any{p.OrderID}
-		if h.fix == amountKey {
+		switch h.fix {
+		case amountKey:
 			claim, args = `INSERT INTO activations (order_id, amount) VALUES ($1, $2) ON CONFLICT DO NOTHING`, []any{p.OrderID, p.Amount}
+		case trimmedKey:
+			args = []any{strings.TrimSpace(p.OrderID)}
 		}
 		res, err := tx.ExecContext(ctx, claim, args...)
 		if err != nil {
@@ -155,7 +211,18 @@ func (h *orders) Process(ctx context.Context, p businesskey.Payment) (lab.Outcom
 			}
 			return lab.Applied, activate(tx)
 		})
-	case amountKey, caseFoldedKey: // the solution's order, with its own key
+	case memoryMap:
+		o, err := inTx(func(tx *sql.Tx) (lab.Outcome, error) {
+			if ok, err := record(tx); err != nil || !ok || h.activated[p.OrderID] {
+				return lab.Duplicate, err
+			}
+			return lab.Applied, activate(tx)
+		})
+		if err == nil && o == lab.Applied {
+			h.activated[p.OrderID] = true
+		}
+		return o, err
+	case amountKey, caseFoldedKey, trimmedKey, rtrimKey: // the solution's order, with its own key
 		return inTx(func(tx *sql.Tx) (lab.Outcome, error) {
 			if ok, err := record(tx); err != nil || !ok {
 				return lab.Duplicate, err

@@ -241,7 +241,11 @@ func renderExplain(rep *report.Report, variant, scenario string) (string, error)
 	var b strings.Builder
 	verdict := map[string]string{report.Pass: "PASS", report.Fail: "FAIL", report.Neutral: "NEUTRAL (could not judge the handler)"}[c.Mark()]
 	fmt.Fprintf(&b, "%s × %s: %s\n", v.Name, s.Name, verdict)
-	b.WriteString(report.WrapClaims(fmt.Sprintf("shows: %s (%s)", s.Shows, s.Claims), 4))
+	shows := "shows: " + s.Shows
+	if s.Claims != "" { // an exercise's own guarantee cites none
+		shows += " (" + s.Claims + ")"
+	}
+	b.WriteString(report.WrapClaims(shows, 4))
 	if v.Mistake != "" {
 		b.WriteString(report.Wrap("mistake: "+v.Mistake, 4))
 	}
