@@ -90,7 +90,8 @@ func probeGoLocks(t *testing.T, v lab.Variant) bool {
 			defer close(told)
 			defer func() { recover() }() // a stuck probe: no Go lock seen
 			r := NewRun(t, v)
-			r.cell, cs.bubble = cs, bubbleOf()
+			r.cell = cs
+			cs.enter()
 			db := r.OpenScheduled()
 			for k := 1; k <= probeSteps && !cs.lockWasSeen(); k++ {
 				e := lab.Event{Source: "provider-a", EventID: fmt.Sprintf("evt-probe-%d", k), AccountID: 1, Amount: 1}

@@ -76,13 +76,13 @@ func runCell(t *testing.T, sc Scenario, v lab.Variant, cs *cellState) *report.Ce
 				mu.Lock()
 				defer mu.Unlock()
 				if cell == nil { // else the cell has stopped already, and says why
-					cell = stoppedCell(r, fmt.Sprintf("every goroutine of the cell is blocked for good (%v):\n%s", p, describeBlocked(allStacks(), cs.bubble, 6)))
+					cell = stoppedCell(r, fmt.Sprintf("every goroutine of the cell is blocked for good (%v):\n%s", p, describeBlocked(allStacks(), cs.inBubble(), 6)))
 				}
 			}
 		}()
 		synctest.Test(t, func(t *testing.T) {
 			run := NewRun(t, v)
-			cs.bubble = bubbleOf()
+			cs.enter()
 			run.cell = cs
 			mu.Lock()
 			r = run
@@ -95,7 +95,7 @@ func runCell(t *testing.T, sc Scenario, v lab.Variant, cs *cellState) *report.Ce
 					}
 					if b, ok := p.(blockedOutside); ok {
 						why = fmt.Sprintf("the deliveries are blocked outside the database, where the lab cannot see or schedule them: %s:\n%s",
-							string(b), describeBlocked(allStacks(), cs.bubble, 6))
+							string(b), describeBlocked(allStacks(), cs.inBubble(), 6))
 					}
 					mu.Lock()
 					cell = stoppedCell(run, why)
@@ -142,12 +142,12 @@ func runCell(t *testing.T, sc Scenario, v lab.Variant, cs *cellState) *report.Ce
 			}
 			var why string
 			if now.Sub(lastAt) >= 2*stuckPoll {
-				if dump := allStacks(); goLockWedge(dump, cs.bubble) {
+				if dump := allStacks(); goLockWedge(dump, cs.inBubble()) {
 					if wedged++; wedged == wedgeSeen {
 						why = "a delivery waits for a Go lock (a sync.Mutex) that a delivery the lab has parked between two " +
 							"statements holds, on a path the lab's probe of the handler did not take, so the lab scheduled it as " +
 							"deliveries that never wait on each other outside the database:\n" +
-							describeBlocked(dump, cs.bubble, 6)
+							describeBlocked(dump, cs.inBubble(), 6)
 					}
 				} else {
 					wedged = 0
@@ -155,7 +155,7 @@ func runCell(t *testing.T, sc Scenario, v lab.Variant, cs *cellState) *report.Ce
 			}
 			if why == "" && now.Sub(lastAt) >= cellStuckAfter {
 				why = fmt.Sprintf("no statement ran for %v of real time; the deliveries are blocked outside the database, "+
-					"where the lab cannot see or schedule them:\n%s", cellStuckAfter, describeBlocked(allStacks(), cs.bubble, 6))
+					"where the lab cannot see or schedule them:\n%s", cellStuckAfter, describeBlocked(allStacks(), cs.inBubble(), 6))
 			}
 			if why == "" {
 				continue

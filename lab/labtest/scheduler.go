@@ -548,13 +548,13 @@ func (sc *scheduler) settle(untilProgress bool) {
 		// lock is seen before the others run out of their busy timeout.
 		// Once every waiter has tried and failed (untilProgress: nothing
 		// is left that the scheduler could step), the scheduler that
-		// looks at the bubble through stack dumps (quiet.go) moves in
-		// steps of maxBusyPoll: a look per millisecond would take seconds
-		// to reach stuckAfter, and between its looks the bubble still
-		// runs every wake-up in order of the clock.
+		// looks at the bubble through stack dumps (quiet.go) moves a
+		// second at a time: a look per millisecond would take seconds of
+		// real time to reach stuckAfter, and between its looks the bubble
+		// still runs every wake-up in order of the clock.
 		tick := time.Millisecond
 		if sc.db.run.cell.goLocks && quiet > maxBusyPoll {
-			tick = maxBusyPoll
+			tick = time.Second
 		}
 		sc.advance(tick)
 		progressed, holds := sc.resumed()

@@ -25,7 +25,7 @@ var errStopped = errors.New("lab: the cell was stopped")
 // cellState is what the runs of one cell share: the root run and every
 // child of it (a case, an interleaving, a property test case).
 type cellState struct {
-	bubble  string // the synctest bubble the cell runs in, as bubbleOf names it
+	bubble  string // the synctest bubble the cell runs in, as bubbleOf names it (inBubble)
 	mu      sync.Mutex
 	dbs     []*DB // every database the cell opened
 	stopped bool
@@ -38,6 +38,22 @@ type cellState struct {
 	// abandoned: the watchdog gave the cell up; nothing of it may go on
 	// using the machine.
 	abandoned bool
+}
+
+// enter records that the calling goroutine's bubble is the cell's.
+func (c *cellState) enter() {
+	b := bubbleOf()
+	c.mu.Lock()
+	c.bubble = b
+	c.mu.Unlock()
+}
+
+// inBubble returns the cell's bubble, as bubbleOf names it ("" before the
+// cell has entered it).
+func (c *cellState) inBubble() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bubble
 }
 
 // lockSeen records that a delivery waited for a Go lock.

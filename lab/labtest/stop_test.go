@@ -72,7 +72,10 @@ func TestCellsSurviveTheirHandler(t *testing.T) {
 				}
 				return o, err
 			})
-		}, "blocked outside the database, where the lab cannot see or schedule them: sessions [B] have made no progress", time.Second},
+			// The lab's probe of the handler comes first (see golock.go),
+			// slower under the race detector: 3 s, far within the 30 s a
+			// check may take to report a hang.
+		}, "blocked outside the database, where the lab cannot see or schedule them: sessions [B] have made no progress", 3 * time.Second},
 		{"blocks on a channel made outside the cell", func(h lab.Processor) lab.Processor {
 			return processorFunc(func(ctx context.Context, e lab.Event) (lab.Outcome, error) {
 				o, err := h.Process(ctx, e)
@@ -91,8 +94,12 @@ func TestCellsSurviveTheirHandler(t *testing.T) {
 			// probe of the other cases that is stuck on its handler), then
 			// waits a second for a lock held outside the cell (see
 			// golock.go and scheduler.awaitLockFromOutside); still far
-			// within the 30 s a check may take to report a hang.
-		}, "wait, some for a Go lock (a sync.Mutex), and no session can take a step that would free it", 10 * time.Second},
+			// within the 30 s a check may take to report a hang. Which
+			// says it first, the scheduler ("no session can take a step
+			// that would free it") or the watchdog ("no statement ran"),
+			// depends on the machine (the race detector slows the first):
+			// either names the lock and the handler's line that waits.
+		}, "a goroutine waits (sync.Mutex.Lock) in idemlab/lab/labtest_test.TestCellsSurviveTheirHandler.func4.1 at lab/labtest/stop_test.go:", 10 * time.Second},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
