@@ -257,23 +257,7 @@ func renderExplain(rep *report.Report, variant, scenario string) (string, error)
 	case c.Pass:
 		b.WriteString(report.Wrap("detail: "+c.Detail, 4))
 	}
-	lines, rest := c.FailuresInPlace()
-	b.WriteString("transcript:\n")
-	if transcript := report.RenderTranscript(lines, report.TranscriptWidth); transcript == "" {
-		b.WriteString("(empty)\n")
-	} else {
-		b.WriteString(transcript)
-	}
-	if len(rest) > 0 {
-		if len(lines) > 0 {
-			b.WriteString("broken too, in runs the transcript does not show:\n")
-		} else {
-			b.WriteString("failures:\n")
-		}
-		for _, f := range rest {
-			b.WriteString(report.Wrap("  "+f, 6))
-		}
-	}
+	b.WriteString("transcript:\n" + c.TranscriptInPlace())
 	if name, ok := strings.CutPrefix(v.Name, "exercises/"); ok {
 		fmt.Fprintf(&b, "the same check: go test ./checks -exercise=%s -exercise.show=%s\n", name, s.Name)
 	} else {

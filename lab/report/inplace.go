@@ -71,3 +71,28 @@ func (c *Cell) FailuresInPlace() (lines []Line, rest []string) {
 	}
 	return lines, rest
 }
+
+// TranscriptInPlace is the transcript as explain prints it under
+// "transcript:", and as the README shows it: c's lines with the failures
+// in place (FailuresInPlace), rendered TranscriptWidth wide, or "(empty)",
+// then the failures of runs the transcript does not show.
+func (c *Cell) TranscriptInPlace() string {
+	lines, rest := c.FailuresInPlace()
+	var b strings.Builder
+	if transcript := RenderTranscript(lines, TranscriptWidth); transcript == "" {
+		b.WriteString("(empty)\n")
+	} else {
+		b.WriteString(transcript)
+	}
+	if len(rest) > 0 {
+		if len(lines) > 0 {
+			b.WriteString("broken too, in runs the transcript does not show:\n")
+		} else {
+			b.WriteString("failures:\n")
+		}
+		for _, f := range rest {
+			b.WriteString(Wrap("  "+f, 6))
+		}
+	}
+	return b.String()
+}
