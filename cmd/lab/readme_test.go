@@ -85,3 +85,20 @@ func TestReadmeIsTheCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeNamesEverySubcommand keeps the README's "where to go next"
+// complete: every subcommand but help appears there as a command to type.
+func TestReadmeNamesEverySubcommand(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range commands {
+		if c.name == "" || c.name == "help" {
+			continue
+		}
+		if !strings.Contains(string(data), "`go run ./cmd/lab "+c.name) {
+			t.Errorf("README.md never shows `go run ./cmd/lab %s`: say in a line where it leads", c.name)
+		}
+	}
+}
