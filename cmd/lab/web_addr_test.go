@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"idemlab/cmd/internal/demo"
+	"idemlab/fleet"
 )
 
 // addrProblem says what is wrong with serving the page at page while the
@@ -35,8 +35,8 @@ func addrProblem(page, receiver string) error {
 // TestWebAddr requires the page's default address to be on localhost and
 // on another port than the receiver's, so that a workshop can run both.
 func TestWebAddr(t *testing.T) {
-	if err := addrProblem(webAddr, demo.ReceiverAddr); err != nil {
-		t.Errorf("addrProblem(%s, %s) = %v, want nil", webAddr, demo.ReceiverAddr, err)
+	if err := addrProblem(webAddr, fleet.ReceiverAddr); err != nil {
+		t.Errorf("addrProblem(%s, %s) = %v, want nil", webAddr, fleet.ReceiverAddr, err)
 	}
 	// The defaults the check must reject.
 	for _, page := range []string{"127.0.0.1:8080", "localhost:8080", "[::1]:8080", "0.0.0.0:8090", ":8090"} {

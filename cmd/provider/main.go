@@ -20,12 +20,12 @@ import (
 	"sync"
 	"time"
 
-	"idemlab/cmd/internal/demo"
+	"idemlab/fleet"
 	"idemlab/webhook"
 )
 
 func main() {
-	url := flag.String("url", "http://"+demo.ReceiverAddr, "the receiver's base `URL`")
+	url := flag.String("url", "http://"+fleet.ReceiverAddr, "the receiver's base `URL`")
 	source := flag.String("source", "provider-a", "the `provider` to send as (its secret signs)")
 	id := flag.String("id", "evt-1", "the event `id` (webhook-id)")
 	account := flag.Int64("account", 1, "the `account` to credit")
@@ -36,14 +36,14 @@ func main() {
 	curl := flag.Bool("curl", false, "print a signed curl command instead of sending")
 	flag.Parse()
 
-	p, err := demo.Provider(*url, *source)
+	p, err := fleet.Provider(*url, *source)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "provider:", err)
 		os.Exit(2)
 	}
-	body := demo.Body(*account, *amount)
+	body := fleet.Body(*account, *amount)
 	if *curl {
-		fmt.Println(demo.Curl(p, *id, body))
+		fmt.Println(fleet.Curl(p, *id, body))
 		return
 	}
 	// A provider retries a receiver that is down for hours, silently: say
@@ -57,9 +57,9 @@ func main() {
 	// sent again with the same id could only ever look safe: it takes the
 	// next id the receiver has not seen, and says so.
 	if *copies > 1 {
-		if st, err := demo.ReadState(context.Background(), *url); err != nil {
+		if st, err := fleet.ReadState(context.Background(), *url); err != nil {
 			fmt.Fprintf(os.Stderr, "provider: cannot read %s/state (%v): sending %s as asked\n", *url, err, *id)
-		} else if fresh := demo.FreshID(st, *source, *id); fresh != *id {
+		} else if fresh := fleet.FreshID(st, *source, *id); fresh != *id {
 			fmt.Printf("%s/%s is in the receiver's inbox already: its copies would all be duplicates and could not race;\n"+
 				"sending the burst as %s/%s, an event it has not seen\n", *source, *id, *source, fresh)
 			*id = fresh

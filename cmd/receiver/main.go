@@ -2,7 +2,7 @@
 // a real TCP socket, for a workshop to fire requests at:
 //
 //	go run ./cmd/receiver naive/checkthenact
-//	go run ./cmd/receiver -addr 127.0.0.1:8080 -db /tmp/demo.db correct
+//	go run ./cmd/receiver -addr 127.0.0.1:8080 -db /tmp/fleet.db correct
 //
 // Each provider of the demo has its own endpoint, POST
 // /webhooks/provider-a and /webhooks/provider-b, which verifies that
@@ -23,12 +23,12 @@ import (
 	"os/signal"
 	"path/filepath"
 
-	"idemlab/cmd/internal/demo"
+	"idemlab/fleet"
 )
 
 func main() {
-	addr := flag.String("addr", demo.ReceiverAddr, "`address` to listen on")
-	path := flag.String("db", filepath.Join(os.TempDir(), "idemlab-demo.db"), "database `file`, created when missing")
+	addr := flag.String("addr", fleet.ReceiverAddr, "`address` to listen on")
+	path := flag.String("db", filepath.Join(os.TempDir(), "idemlab-fleet.db"), "database `file`, created when missing")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: receiver [-addr host:port] [-db file] VARIANT\n")
 		flag.PrintDefaults()
@@ -45,11 +45,11 @@ func main() {
 }
 
 func run(name, addr, path string) error {
-	v, err := demo.Variant(name)
+	v, err := fleet.Variant(name)
 	if err != nil {
 		return err
 	}
-	s, err := demo.Open(v, path)
+	s, err := fleet.Open(v, path)
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,10 @@
-// Package demo is the live demonstration behind cmd/receiver and
-// cmd/provider: a variant served on a real TCP socket behind
-// webhook.Receiver, and providers that send it signed deliveries. The
-// commands are thin; this package is what the test drives over loopback.
-//
-// It links SQLite and is never imported by cmd/lab, which must not.
-package demo
+package fleet
+
+// The live demonstration behind cmd/receiver and cmd/provider: a variant
+// served on a real TCP socket behind webhook.Receiver, and providers that
+// send it signed deliveries. The commands are thin; this file is what the
+// demo's tests drive over loopback. It links SQLite, so cmd/lab's command
+// never imports it (only a test of cmd/lab does).
 
 import (
 	"context"
