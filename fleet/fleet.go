@@ -21,6 +21,10 @@
 // (RoleInlineMariaDB, mariadb.go): there the cluster's certification, not
 // a lock wait, decides between two deliveries on different nodes, and the
 // loser's 1213 is run again by correct's retry.
+//
+// It also holds the live demonstration behind cmd/receiver and
+// cmd/provider (demo.go): one receiver on SQLite and providers that send
+// it signed deliveries, a process each, run by hand.
 package fleet
 
 import (
