@@ -3,7 +3,6 @@ package checks_test
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -92,7 +91,7 @@ func (w outboxFix) service() outbox.Service {
 		s.Variant = func(m outbox.Mailer) lab.Variant {
 			return lab.Variant{Name: name, Mistake: "a wrong fix", Schema: strings.Replace(solution.Schema, "sent INTEGER NOT NULL DEFAULT 0",
 				"sent INTEGER NOT NULL DEFAULT 0,\n\tqueued_at TEXT NOT NULL", 1), DSN: solution.DSN,
-				New: func(db *sql.DB) lab.Processor { return stamping{db} }}
+				New: func(db *sql.DB) lab.Processor { return &queueHandler{db: db, queue: stampedUTC} }}
 		}
 		s.Relay = sendQueuedBefore
 	}
@@ -186,63 +185,14 @@ func (p plainMailer) Send(ctx context.Context, m outbox.Message) error {
 	return p.Mailer.Send(ctx, m)
 }
 
-// stamping is the reference handler, its outbox row stamped with the time
-// it was queued, in UTC.
-type stamping struct{ db *sql.DB }
-
-func (h stamping) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) {
-	if err := e.Validate(); err != nil {
-		return 0, err
-	}
-	classify := func(err error) error {
-		if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
-			err = fmt.Errorf("%w: %w", ctx.Err(), err)
-		}
-		return lab.Classify(err)
-	}
-	tx, err := h.db.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, lab.Classify(err)
-	}
-	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `INSERT INTO inbox (source, event_id, account_id, amount) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (source, event_id) DO NOTHING`, e.Source, e.EventID, e.AccountID, e.Amount)
-	if err != nil {
-		return 0, classify(err)
-	}
-	inserted, err := res.RowsAffected()
-	if err != nil {
-		return 0, err
-	}
-	outcome := lab.Applied
-	if inserted == 1 {
-		res, err := tx.ExecContext(ctx, `UPDATE accounts SET balance = balance + $1 WHERE id = $2`, e.Amount, e.AccountID)
-		if err != nil {
-			return 0, classify(err)
-		}
-		if n, err := res.RowsAffected(); err != nil || n != 1 {
-			return 0, fmt.Errorf("%w: crediting account %d changed no row", lab.ErrUnknownAccount, e.AccountID)
-		}
-		m := solution.Receipt(e)
-		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox (id, body, queued_at) VALUES ($1, $2, $3)`,
-			m.ID, m.Body, time.Now().UTC().Format(time.DateTime)); err != nil {
-			return 0, classify(err)
-		}
-	} else {
-		var account, amount int64
-		if err := tx.QueryRowContext(ctx, `SELECT account_id, amount FROM inbox WHERE source = $1 AND event_id = $2`,
-			e.Source, e.EventID).Scan(&account, &amount); err != nil {
-			return 0, classify(err)
-		}
-		if account != e.AccountID || amount != e.Amount {
-			return 0, fmt.Errorf("%w: %s was applied with account=%d amount=%d", lab.ErrPayloadConflict, e.Key(), account, amount)
-		}
-		outcome = lab.Duplicate
-	}
-	if err := classify(tx.Commit()); err != nil {
-		return 0, err
-	}
-	return outcome, nil
+// stampedUTC queues e's receipt in the reference handler's way (see
+// queueHandler), its outbox row stamped with the time it was queued, in
+// UTC.
+func stampedUTC(ctx context.Context, tx *sql.Tx, e lab.Event) error {
+	m := solution.Receipt(e)
+	_, err := tx.ExecContext(ctx, `INSERT INTO outbox (id, body, queued_at) VALUES ($1, $2, $3)`,
+		m.ID, m.Body, time.Now().UTC().Format(time.DateTime))
+	return err
 }
 
 // sendQueuedBefore sends the unsent messages queued before the run began,
