@@ -15,6 +15,7 @@ import (
 	"idemlab/exercises/businesskey"
 	"idemlab/lab"
 	"idemlab/lab/labtest"
+	"idemlab/scenarios"
 )
 
 // The matrix's scenarios are about a ledger (accounts and their balances,
@@ -226,14 +227,14 @@ func (env *orderEnv) tell(c *labtest.Run, t *rapid.T) {
 	var named []string
 	for i, id := range orders {
 		accounts = append(accounts, labtest.Account{ID: int64(i + 1)})
-		named = append(named, showKey(id))
+		named = append(named, scenarios.ShowKey(id))
 	}
 	om.story.setup("%s; orders %s, none activated", shape, strings.Join(named, ", "))
 	om.db = c.OpenScheduled(accounts...)
 	for _, id := range orders {
 		if _, err := om.pool().ExecContext(context.Background(), `INSERT INTO orders (id) VALUES ($1)`, id); err != nil {
-			c.Errorf("creating order %s: %v", showKey(id), err)
-			t.Fatalf("creating order %s: %v", showKey(id), err)
+			c.Errorf("creating order %s: %v", scenarios.ShowKey(id), err)
+			t.Fatalf("creating order %s: %v", scenarios.ShowKey(id), err)
 		}
 	}
 	defer func() { om.pool().Close() }()
@@ -271,7 +272,7 @@ func (om *orderMachine) check(t *rapid.T) {
 
 // show renders a payment event as the story tells it.
 func (om *orderMachine) show(e lab.Event) string {
-	return fmt.Sprintf("%s/%s pays %s %d", showKey(e.Source), showKey(e.EventID), showKey(om.env.payment(e).OrderID), e.Amount)
+	return fmt.Sprintf("%s/%s pays %s %d", scenarios.ShowKey(e.Source), scenarios.ShowKey(e.EventID), scenarios.ShowKey(om.env.payment(e).OrderID), e.Amount)
 }
 
 // fresh draws a payment event never seen: one of the story's orders, under
@@ -558,20 +559,20 @@ func (om *orderMachine) diff(m orderModel, activations map[string]int, inbox map
 			want = 1
 		}
 		if activations[id] != want {
-			diffs = append(diffs, fmt.Sprintf("activations of %s = %d, want %d", showKey(id), activations[id], want))
+			diffs = append(diffs, fmt.Sprintf("activations of %s = %d, want %d", scenarios.ShowKey(id), activations[id], want))
 		}
 	}
 	for _, k := range sortedKeys(m.seen) {
 		want := om.env.payment(m.seen[k]).OrderID
 		if got, ok := inbox[k]; !ok {
-			diffs = append(diffs, fmt.Sprintf("the inbox lacks %s/%s: every event is recorded as seen", showKey(k.Source), showKey(k.EventID)))
+			diffs = append(diffs, fmt.Sprintf("the inbox lacks %s/%s: every event is recorded as seen", scenarios.ShowKey(k.Source), scenarios.ShowKey(k.EventID)))
 		} else if got != want {
-			diffs = append(diffs, fmt.Sprintf("the inbox records %s/%s for %s, want %s", showKey(k.Source), showKey(k.EventID), showKey(got), showKey(want)))
+			diffs = append(diffs, fmt.Sprintf("the inbox records %s/%s for %s, want %s", scenarios.ShowKey(k.Source), scenarios.ShowKey(k.EventID), scenarios.ShowKey(got), scenarios.ShowKey(want)))
 		}
 	}
 	for _, k := range sortedKeys(inbox) {
 		if _, ok := m.seen[k]; !ok {
-			diffs = append(diffs, fmt.Sprintf("the inbox records %s/%s, which was never paid", showKey(k.Source), showKey(k.EventID)))
+			diffs = append(diffs, fmt.Sprintf("the inbox records %s/%s, which was never paid", scenarios.ShowKey(k.Source), scenarios.ShowKey(k.EventID)))
 		}
 	}
 	return strings.Join(diffs, "; ")

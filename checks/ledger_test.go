@@ -16,6 +16,7 @@ import (
 
 	"idemlab/lab"
 	"idemlab/lab/labtest"
+	"idemlab/scenarios"
 )
 
 // The ledger property: the search of every exercise whose handler keeps a
@@ -384,7 +385,7 @@ func (lm *ledgerMachine) Invalid(t *rapid.T) {
 func (lm *ledgerMachine) deliver(t *rapid.T, what string, e lab.Event) {
 	mark := lm.c.Transcript.Len()
 	a := lm.db.Attempt(e)
-	lm.story.add("%s %s: %v", what, showEvent(e), a)
+	lm.story.add("%s %s: %v", what, scenarios.ShowEvent(e), a)
 	lm.settle(t, [][]labtest.Answer{{a}}, mark, nil)
 }
 
@@ -445,7 +446,7 @@ func (lm *ledgerMachine) Refused(t *rapid.T) {
 		t.SkipNow() // two columns alike: a rewrite of one would hit both
 	}
 	rw := rapid.SampledFrom(insertRewrites).Draw(t, "rewrite")
-	what := fmt.Sprintf("deliver %s with %s", showEvent(e), rw.what)
+	what := fmt.Sprintf("deliver %s with %s", scenarios.ShowEvent(e), rw.what)
 	var lost *labtest.Fault
 	if rapid.Bool().Draw(t, "the connection lost at BEGIN") {
 		lost = lm.loseConnection()
@@ -486,7 +487,7 @@ func (lm *ledgerMachine) Refused(t *rapid.T) {
 // may answer it (see settleLost).
 func (lm *ledgerMachine) Lost(t *rapid.T) {
 	e := lm.newOrKnown(t)
-	what := "deliver " + showEvent(e)
+	what := "deliver " + scenarios.ShowEvent(e)
 	lost := lm.loseConnection()
 	mark := lm.c.Transcript.Len()
 	a := lm.db.Attempt(e)
@@ -543,7 +544,7 @@ func (lm *ledgerMachine) MisCredit(t *rapid.T) {
 	mark := lm.c.Transcript.Len()
 	a := lm.db.Attempt(e)
 	lm.db.Lift()
-	lm.story.add("deliver %s with the credit's account missing: %v", showEvent(e), a)
+	lm.story.add("deliver %s with the credit's account missing: %v", scenarios.ShowEvent(e), a)
 	if f.Fired() == 0 {
 		lm.settle(t, [][]labtest.Answer{{a}}, mark, nil)
 		return
@@ -562,11 +563,11 @@ func (lm *ledgerMachine) Fault(t *rapid.T) {
 	a := lm.db.Attempt(e)
 	lm.db.Lift()
 	if fault.Fired() == 0 {
-		lm.story.add("deliver %s with a fault %s statement %d, which it never reaches: %v", showEvent(e), f.When, f.N, a)
+		lm.story.add("deliver %s with a fault %s statement %d, which it never reaches: %v", scenarios.ShowEvent(e), f.When, f.N, a)
 		lm.settle(t, [][]labtest.Answer{{a}}, mark, nil)
 		return
 	}
-	lm.story.add("deliver %s with a fault %s statement %d: %v%s", showEvent(e), f.When, f.N, a, indented(lm.c.Transcript.From(mark)))
+	lm.story.add("deliver %s with a fault %s statement %d: %v%s", scenarios.ShowEvent(e), f.When, f.N, a, indented(lm.c.Transcript.From(mark)))
 	lm.settle(t, [][]labtest.Answer{{a}}, mark, nil)
 	lm.deliver(t, "redeliver", e)
 }
@@ -584,11 +585,11 @@ func (lm *ledgerMachine) Crash(t *rapid.T) {
 	}
 	killed, a := lm.db.Crash(e, when, n)
 	if !killed {
-		lm.story.add("deliver %s, to be killed %s statement %d, which it never reaches: %v", showEvent(e), when, n, a)
+		lm.story.add("deliver %s, to be killed %s statement %d, which it never reaches: %v", scenarios.ShowEvent(e), when, n, a)
 		lm.settle(t, [][]labtest.Answer{{a}}, mark, nil)
 		return
 	}
-	lm.story.add("deliver %s, the process killed %s statement %d, the service restarted%s", showEvent(e), when, n, indented(lm.c.Transcript.From(mark)))
+	lm.story.add("deliver %s, the process killed %s statement %d, the service restarted%s", scenarios.ShowEvent(e), when, n, indented(lm.c.Transcript.From(mark)))
 	lm.settle(t, [][]labtest.Answer{{{Session: "(killed)", Event: e, Err: errKilledStory}}}, mark, nil)
 	lm.deliver(t, "redeliver", e)
 }
@@ -677,7 +678,7 @@ func (lm *ledgerMachine) FaultRace(t *rapid.T) {
 			e.Amount = rapid.SampledFrom(slices.DeleteFunc(slices.Clone(storyAmounts), func(x int64) bool { return x == base.Amount })).Draw(t, "other amount")
 		}
 		sessions[i] = []lab.Event{e}
-		told = append(told, showEvent(e))
+		told = append(told, scenarios.ShowEvent(e))
 	}
 	op := labtest.OpCommit
 	if !rapid.Bool().Draw(t, "at COMMIT") {
@@ -754,7 +755,7 @@ func (lm *ledgerMachine) raceItem(t *rapid.T, base lab.Event) lab.Event {
 // itemString describes a race item.
 func (lm *ledgerMachine) itemString(e lab.Event) string {
 	if e.Source != jobSource {
-		return showEvent(e)
+		return scenarios.ShowEvent(e)
 	}
 	return lm.jobs[e.EventID]
 }
@@ -1089,14 +1090,14 @@ func ledgerDiff(got ledgerState, m *ledgerModel) string {
 	for _, e := range got.inbox {
 		seen[e.Key()] = true
 		if want, ok := m.stored[e.Key()]; !ok {
-			diffs = append(diffs, fmt.Sprintf("the inbox holds %s, which the model does not", showEvent(e)))
+			diffs = append(diffs, fmt.Sprintf("the inbox holds %s, which the model does not", scenarios.ShowEvent(e)))
 		} else if want != e {
-			diffs = append(diffs, fmt.Sprintf("the inbox holds %s, want %s", showEvent(e), showEvent(want)))
+			diffs = append(diffs, fmt.Sprintf("the inbox holds %s, want %s", scenarios.ShowEvent(e), scenarios.ShowEvent(want)))
 		}
 	}
 	for _, k := range sortedKeys(m.stored) {
 		if !seen[k] {
-			diffs = append(diffs, fmt.Sprintf("the inbox lacks %s", showEvent(m.stored[k])))
+			diffs = append(diffs, fmt.Sprintf("the inbox lacks %s", scenarios.ShowEvent(m.stored[k])))
 		}
 	}
 	if len(got.inbox) != len(m.stored) {
@@ -1126,11 +1127,11 @@ func (lm *ledgerMachine) judge(m *ledgerModel, a labtest.Answer, i int) (effects
 		return []bool{false}, ""
 	case wantErr != nil:
 		if !errors.Is(a.Err, wantErr) {
-			return nil, fmt.Sprintf("%s: Process(%s) = %v, want an error (%s)", a.Session, showEvent(a.Event), a, labtest.KindName(wantErr))
+			return nil, fmt.Sprintf("%s: Process(%s) = %v, want an error (%s)", a.Session, scenarios.ShowEvent(a.Event), a, labtest.KindName(wantErr))
 		}
 		return []bool{false}, ""
 	case a.Err != nil || a.Outcome != want:
-		return nil, fmt.Sprintf("%s: Process(%s) = %v, want %v", a.Session, showEvent(a.Event), a, want)
+		return nil, fmt.Sprintf("%s: Process(%s) = %v, want %v", a.Session, scenarios.ShowEvent(a.Event), a, want)
 	}
 	if lm.spec.hooks.answerWrong != nil {
 		if why := lm.spec.hooks.answerWrong(lm, m, a, i, want); why != "" {
@@ -1241,19 +1242,19 @@ func (lm *ledgerMachine) expectOne(t *rapid.T, a labtest.Answer, want lab.Outcom
 	switch {
 	case wantErr == errAnyError && a.Err == nil:
 		lm.fail(t, "%s: Process(%s) = %v, want an error: nothing may be answered success for a credit that went nowhere%s",
-			a.Session, showEvent(a.Event), a, lm.excerpt(mark))
+			a.Session, scenarios.ShowEvent(a.Event), a, lm.excerpt(mark))
 	case wantErr != nil && wantErr != errAnyError && !errors.Is(a.Err, wantErr):
-		lm.fail(t, "%s: Process(%s) = %v, want an error (%s)%s", a.Session, showEvent(a.Event), a, labtest.KindName(wantErr),
+		lm.fail(t, "%s: Process(%s) = %v, want an error (%s)%s", a.Session, scenarios.ShowEvent(a.Event), a, labtest.KindName(wantErr),
 			lm.excerpt(mark))
 	case wantErr == nil && (a.Err != nil || a.Outcome != want):
-		lm.fail(t, "%s: Process(%s) = %v, want %v%s", a.Session, showEvent(a.Event), a, want, lm.excerpt(mark))
+		lm.fail(t, "%s: Process(%s) = %v, want %v%s", a.Session, scenarios.ShowEvent(a.Event), a, want, lm.excerpt(mark))
 	}
 	m := lm.m.clone()
 	if wantErr == nil && want == lab.Applied {
 		m.apply(a.Event, lm.clockNow())
 	}
 	if d := ledgerDiff(lm.state(), m); d != "" {
-		lm.fail(t, "after %s: Process(%s) = %v, the database differs from the model: %s%s", a.Session, showEvent(a.Event), a, d,
+		lm.fail(t, "after %s: Process(%s) = %v, the database differs from the model: %s%s", a.Session, scenarios.ShowEvent(a.Event), a, d,
 			lm.excerpt(mark))
 	}
 	lm.m = m

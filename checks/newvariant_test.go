@@ -597,7 +597,7 @@ func (h answerRecorder) Process(ctx context.Context, e lab.Event) (lab.Outcome, 
 	}
 	h.log.mu.Lock()
 	if h.log.armed {
-		h.log.answers = append(h.log.answers, showEvent(e)+": "+answer)
+		h.log.answers = append(h.log.answers, scenarios.ShowEvent(e)+": "+answer)
 	}
 	h.log.mu.Unlock()
 	return o, err

@@ -15,6 +15,7 @@ import (
 	"idemlab/lab"
 	"idemlab/lab/labtest"
 	"idemlab/lab/report"
+	"idemlab/scenarios"
 )
 
 // outboxHandler is s's handler as the lab sees one, its e-mail dropped, so
@@ -414,7 +415,7 @@ func (mj *mailJobs) wrong(lm *ledgerMachine, final bool) string {
 		m := mj.receipt(lm.m.stored[k])
 		if other, ok := creditOf[m.ID]; ok {
 			wrong = append(wrong, fmt.Sprintf("Receipt(source %s, event %s).ID = %s, want another id than Receipt(source %s, event %s)'s: a mailbox keeps one message per id, and both events were credited",
-				showKey(k.Source), showKey(k.EventID), showKey(m.ID), showKey(other.Source), showKey(other.EventID)))
+				scenarios.ShowKey(k.Source), scenarios.ShowKey(k.EventID), scenarios.ShowKey(m.ID), scenarios.ShowKey(other.Source), scenarios.ShowKey(other.EventID)))
 			continue
 		}
 		credited[m.ID], creditOf[m.ID] = m, k
@@ -425,17 +426,17 @@ func (mj *mailJobs) wrong(lm *ledgerMachine, final bool) string {
 		want, ok := credited[m.ID]
 		switch {
 		case !ok:
-			wrong = append(wrong, fmt.Sprintf("the mailbox holds a receipt for %s, which was never credited", showKey(m.ID)))
+			wrong = append(wrong, fmt.Sprintf("the mailbox holds a receipt for %s, which was never credited", scenarios.ShowKey(m.ID)))
 		case m.Body != want.Body:
-			wrong = append(wrong, fmt.Sprintf("the mailbox holds %q for %s, want %q", m.Body, showKey(m.ID), want.Body))
+			wrong = append(wrong, fmt.Sprintf("the mailbox holds %q for %s, want %q", m.Body, scenarios.ShowKey(m.ID), want.Body))
 		case got[m.ID] == 2:
-			wrong = append(wrong, fmt.Sprintf("the mailbox holds two receipts for %s, want one", showKey(m.ID)))
+			wrong = append(wrong, fmt.Sprintf("the mailbox holds two receipts for %s, want one", scenarios.ShowKey(m.ID)))
 		}
 	}
 	if final {
 		for _, k := range sortedKeys(lm.m.stored) {
 			if m := mj.receipt(lm.m.stored[k]); got[m.ID] == 0 {
-				wrong = append(wrong, fmt.Sprintf("receipts for %s in the mailbox = 0, want 1: it was credited, and the relay has sent all it will", showKey(m.ID)))
+				wrong = append(wrong, fmt.Sprintf("receipts for %s in the mailbox = 0, want 1: it was credited, and the relay has sent all it will", scenarios.ShowKey(m.ID)))
 			}
 		}
 	}

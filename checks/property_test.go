@@ -8,11 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"unicode"
 
 	"pgregory.net/rapid"
 
-	"idemlab/lab"
 	"idemlab/lab/labtest"
 )
 
@@ -259,59 +257,6 @@ func indented(s string) string {
 		return ""
 	}
 	return "\n   " + strings.ReplaceAll(s, "\n", "\n   ")
-}
-
-// showEvent renders e as Event.String does, its source and event id as
-// showKey renders them.
-func showEvent(e lab.Event) string {
-	return fmt.Sprintf("%s/%s account=%d amount=%d", showKey(e.Source), showKey(e.EventID), e.AccountID, e.Amount)
-}
-
-// showKey renders a key so that two keys that look alike read apart: as it
-// is when it is printable ASCII without spaces, else quoted with every other
-// rune escaped, and a rune repeated more than three times written once with
-// its count: "evt-7-" + 40×"\u20ac" + "xx".
-func showKey(s string) string {
-	plain := s != ""
-	for _, r := range s {
-		if r <= ' ' || r > '~' {
-			plain = false
-		}
-	}
-	if plain {
-		return s
-	}
-	var units []string // a rune and the combining marks after it
-	for _, r := range s {
-		if len(units) > 0 && unicode.Is(unicode.Mn, r) {
-			units[len(units)-1] += string(r)
-			continue
-		}
-		units = append(units, string(r))
-	}
-	var parts []string
-	run := ""
-	flush := func() {
-		if run != "" {
-			parts = append(parts, strconv.QuoteToASCII(run))
-			run = ""
-		}
-	}
-	for i := 0; i < len(units); {
-		j := i
-		for j < len(units) && units[j] == units[i] {
-			j++
-		}
-		if j-i > 3 {
-			flush()
-			parts = append(parts, fmt.Sprintf("%d×%s", j-i, strconv.QuoteToASCII(units[i])))
-		} else {
-			run += strings.Join(units[i:j], "")
-		}
-		i = j
-	}
-	flush()
-	return strings.Join(parts, " + ")
 }
 
 // A poolShape is how many connections the handler's pool may open: one

@@ -11,6 +11,7 @@ import (
 	"idemlab/exercises/replay"
 	"idemlab/lab"
 	"idemlab/lab/labtest"
+	"idemlab/scenarios"
 )
 
 // replayVariant is s as the lab sees a handler: its receipts' outcomes, so
@@ -143,7 +144,7 @@ func (b *receiptBook) wrong(_ *ledgerMachine, m *ledgerModel, a labtest.Answer, 
 	rs := b.by[a.Session]
 	b.mu.Unlock()
 	if i >= len(rs) {
-		return fmt.Sprintf("%s: Process(%s) answered no receipt", a.Session, showEvent(a.Event))
+		return fmt.Sprintf("%s: Process(%s) answered no receipt", a.Session, scenarios.ShowEvent(a.Event))
 	}
 	r := rs[i]
 	wantBalance := m.receipt[a.Event.Key()]
@@ -153,7 +154,7 @@ func (b *receiptBook) wrong(_ *ledgerMachine, m *ledgerModel, a labtest.Answer, 
 		first = "the balance right after its credit"
 	}
 	if r.Outcome != want || r.Balance != wantBalance {
-		return fmt.Sprintf("%s: Process(%s) = %+v, want %+v, %s", a.Session, showEvent(a.Event), r,
+		return fmt.Sprintf("%s: Process(%s) = %+v, want %+v, %s", a.Session, scenarios.ShowEvent(a.Event), r,
 			replay.Receipt{Outcome: want, Balance: wantBalance}, first)
 	}
 	return ""

@@ -16,6 +16,7 @@ import (
 	"idemlab/lab"
 	"idemlab/lab/labtest"
 	"idemlab/lab/report"
+	"idemlab/scenarios"
 )
 
 // t0 is when the retention check's first event arrives.
@@ -225,7 +226,7 @@ func (pj *purgeJobs) purgeAtEdge(lm *ledgerMachine, t *rapid.T) {
 	lm.env.now = at
 	lm.env.mu.Unlock()
 	pj.purgeNow(lm, t, fmt.Sprintf("the clock moves to %s, %v from the end of %s's window (first delivered at %s); ",
-		showTime(at), d, showKey(k.EventID), showTime(lm.m.arrived[k])))
+		showTime(at), d, scenarios.ShowKey(k.EventID), showTime(lm.m.arrived[k])))
 }
 
 func (pj *purgeJobs) purgeNow(lm *ledgerMachine, t *rapid.T, prefix string) {
@@ -239,7 +240,7 @@ func (pj *purgeJobs) purgeNow(lm *ledgerMachine, t *rapid.T, prefix string) {
 		if rapid.Bool().Draw(t, "and a delivery") {
 			e := lm.newOrKnown(t)
 			sessions = append(sessions, []lab.Event{e})
-			told += " and " + showEvent(e)
+			told += " and " + scenarios.ShowEvent(e)
 		}
 		answers, schedule := lm.db.Interleave(func(step int, parked []string, _ string) string {
 			return rapid.SampledFrom(parked).Draw(t, fmt.Sprintf("step %d", step+1))
@@ -367,10 +368,10 @@ func (p *purgeRun) wrong(m *ledgerModel, got ledgerState) []string {
 		switch {
 		case !p.at.After(end) && !present[k]:
 			out = append(out, fmt.Sprintf("Purge(%s) deleted %s, first delivered at %s: its window is open until %s, and the provider may still send it",
-				showTime(p.at), showEvent(m.stored[k]), showTime(first), showTime(end.In(p.at.Location()))))
+				showTime(p.at), scenarios.ShowEvent(m.stored[k]), showTime(first), showTime(end.In(p.at.Location()))))
 		case p.sure && !p.at.Before(end.Add(time.Second)) && present[k]:
 			out = append(out, fmt.Sprintf("Purge(%s) kept %s, first delivered at %s: its window closed at %s, and history past it must go",
-				showTime(p.at), showEvent(m.stored[k]), showTime(first), showTime(end.In(p.at.Location()))))
+				showTime(p.at), scenarios.ShowEvent(m.stored[k]), showTime(first), showTime(end.In(p.at.Location()))))
 		}
 	}
 	return out
@@ -390,7 +391,7 @@ func (p *purgeRun) after(lm *ledgerMachine, before ledgerState) string {
 	var gone []string
 	for _, e := range before.inbox {
 		if !still[e.Key()] {
-			gone = append(gone, showEvent(e))
+			gone = append(gone, scenarios.ShowEvent(e))
 		}
 	}
 	if p.said != int64(len(gone)) {

@@ -399,7 +399,7 @@ func (lm *ledgerMachine) Twin(t *rapid.T) {
 		e.AccountID = otherAccount(t, e.AccountID)
 		e.Amount = freshAmount(t)
 	}
-	lm.deliver(t, fmt.Sprintf("deliver the %s %s %s,", field, showKey(was), how), e)
+	lm.deliver(t, fmt.Sprintf("deliver the %s %s %s,", field, ShowKey(was), how), e)
 }
 
 // twinsOf returns the twins of s that stay within MaxKeyBytes and differ
@@ -463,7 +463,7 @@ func (lm *ledgerMachine) Fault(t *rapid.T) {
 	fault := lm.db.Inject(f)
 	a := lm.db.Attempt(e)
 	lm.db.Lift()
-	lm.story.add("deliver %s with a fault %s statement %d: %v\n%s", show(e), f.When, f.N, a, indentText(lm.c.Transcript.From(mark)))
+	lm.story.add("deliver %s with a fault %s statement %d: %v\n%s", ShowEvent(e), f.When, f.N, a, indentText(lm.c.Transcript.From(mark)))
 	if fault.Fired() == 0 {
 		lm.check(t, a, want, wantErr)
 		lm.m.apply(e)
@@ -474,7 +474,7 @@ func (lm *ledgerMachine) Fault(t *rapid.T) {
 	kept := compare(lm.db, applied) == "" && want == lab.Applied
 	if !kept && compare(lm.db, lm.m) != "" {
 		lm.fail(t, "after a fault %s statement %d, the database is neither as before nor with %s applied: %s",
-			f.When, f.N, show(e), compare(lm.db, lm.m))
+			f.When, f.N, ShowEvent(e), compare(lm.db, lm.m))
 	}
 	if a.Err == nil && !kept {
 		lm.check(t, a, 0, labtest.ErrInjected) // it answered success for work it did not keep
@@ -484,7 +484,7 @@ func (lm *ledgerMachine) Fault(t *rapid.T) {
 		want, wantErr = lab.Duplicate, nil
 	}
 	a = lm.db.Attempt(e)
-	lm.story.add("redeliver %s: %v", show(e), a)
+	lm.story.add("redeliver %s: %v", ShowEvent(e), a)
 	lm.check(t, a, want, wantErr)
 }
 
@@ -506,12 +506,12 @@ func (lm *ledgerMachine) Refused(t *rapid.T) {
 	a := lm.db.Attempt(e)
 	lm.db.Lift()
 	if fault.Fired() == 0 {
-		lm.story.add("deliver %s (its INSERT's amount could not be rewritten to 0: a plain delivery): %v", show(e), a)
+		lm.story.add("deliver %s (its INSERT's amount could not be rewritten to 0: a plain delivery): %v", ShowEvent(e), a)
 		lm.check(t, a, want, wantErr)
 		lm.m.apply(e)
 		return
 	}
-	lm.story.add("deliver %s with its INSERT's amount rewritten to 0: %v", show(e), a)
+	lm.story.add("deliver %s with its INSERT's amount rewritten to 0: %v", ShowEvent(e), a)
 	lm.check(t, a, 0, lab.ErrInvalidEvent)
 }
 
@@ -527,7 +527,7 @@ func (lm *ledgerMachine) Locked(t *rapid.T) {
 	release := lm.db.HoldWriteLock()
 	a := lm.db.AttemptWithin(e, 50*time.Millisecond)
 	release()
-	lm.story.add("deliver %s while another connection holds the write lock, giving up after 50 ms: %v", show(e), a)
+	lm.story.add("deliver %s while another connection holds the write lock, giving up after 50 ms: %v", ShowEvent(e), a)
 	lm.checkLocked(t, e, a)
 }
 
@@ -538,7 +538,7 @@ func (lm *ledgerMachine) Locked(t *rapid.T) {
 // the server as soon as it is seen waiting (see AttemptWhileLocked).
 func (lm *ledgerMachine) lockedPostgres(t *rapid.T, e lab.Event) {
 	a := lm.db.AttemptWhileLocked(e, "LOCK TABLE inbox, accounts IN EXCLUSIVE MODE")
-	lm.story.add("deliver %s while another connection holds both tables, cancelled once seen waiting: %v", show(e), a)
+	lm.story.add("deliver %s while another connection holds both tables, cancelled once seen waiting: %v", ShowEvent(e), a)
 	lm.checkLocked(t, e, a)
 }
 
@@ -568,7 +568,7 @@ func (lm *ledgerMachine) Race(t *rapid.T) {
 	answers, schedule := lm.db.Interleave(func(step int, parked []string, _ string) string {
 		return rapid.SampledFrom(parked).Draw(t, fmt.Sprintf("step %d", step+1))
 	}, []lab.Event{x}, []lab.Event{y})
-	lm.story.add("deliver %s and %s at once, schedule %s: %v\n%s", show(x), show(y), schedule, answers, indentText(lm.c.Transcript.From(mark)))
+	lm.story.add("deliver %s and %s at once, schedule %s: %v\n%s", ShowEvent(x), ShowEvent(y), schedule, answers, indentText(lm.c.Transcript.From(mark)))
 	var why []string
 	for _, order := range [][2]int{{0, 1}, {1, 0}} {
 		model := lm.m.clone()
@@ -602,7 +602,7 @@ func (lm *ledgerMachine) Race(t *rapid.T) {
 func (lm *ledgerMachine) deliver(t *rapid.T, what string, e lab.Event) {
 	want, wantErr := lm.m.expect(e)
 	a := lm.db.Attempt(e)
-	lm.story.add("%s %s: %v", what, show(e), a)
+	lm.story.add("%s %s: %v", what, ShowEvent(e), a)
 	lm.check(t, a, want, wantErr)
 	lm.m.apply(e)
 }
@@ -611,9 +611,9 @@ func (lm *ledgerMachine) deliver(t *rapid.T, what string, e lab.Event) {
 func (lm *ledgerMachine) check(t *rapid.T, a labtest.Answer, want lab.Outcome, wantErr error) {
 	switch {
 	case wantErr != nil && !errors.Is(a.Err, wantErr):
-		lm.fail(t, "Process(%s) = %v, want an error (%s)", show(a.Event), a, labtest.KindName(wantErr))
+		lm.fail(t, "Process(%s) = %v, want an error (%s)", ShowEvent(a.Event), a, labtest.KindName(wantErr))
 	case wantErr == nil && (a.Err != nil || a.Outcome != want):
-		lm.fail(t, "Process(%s) = %v, want %v", show(a.Event), a, want)
+		lm.fail(t, "Process(%s) = %v, want %v", ShowEvent(a.Event), a, want)
 	}
 }
 
@@ -684,7 +684,7 @@ func compare(db *labtest.DB, m *ledger) string {
 	}
 	for _, e := range inbox {
 		if m.stored[e.Key()] != e {
-			diffs = append(diffs, fmt.Sprintf("inbox holds %s, the model does not", show(e)))
+			diffs = append(diffs, fmt.Sprintf("inbox holds %s, the model does not", ShowEvent(e)))
 		}
 	}
 	if len(inbox) != len(m.stored) {
@@ -706,18 +706,18 @@ func indentText(s string) string {
 	return "   " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n   ")
 }
 
-// show renders e as Event.String does, with its source and event id as
-// showKey renders them.
-func show(e lab.Event) string {
-	return fmt.Sprintf("%s/%s account=%d amount=%d", showKey(e.Source), showKey(e.EventID), e.AccountID, e.Amount)
+// ShowEvent renders e as Event.String does, with its source and event id as
+// ShowKey renders them: the stories of Property and of the exercises' checks.
+func ShowEvent(e lab.Event) string {
+	return fmt.Sprintf("%s/%s account=%d amount=%d", ShowKey(e.Source), ShowKey(e.EventID), e.AccountID, e.Amount)
 }
 
-// showKey renders a key so that two keys that look alike read apart: as
+// ShowKey renders a key so that two keys that look alike read apart: as
 // it is when it is printable ASCII without spaces, else quoted with every
 // other rune escaped ("\u00e9vt-7", "e\u0301vt-7", " evt-7"), and a rune
 // (with its combining marks) repeated more than three times written once
 // with its count: "evt-7-" + 61×"\u00e9" + "x".
-func showKey(s string) string {
+func ShowKey(s string) string {
 	plain := s != ""
 	for _, r := range s {
 		if r <= ' ' || r > '~' {
