@@ -535,12 +535,11 @@ func (sc *scheduler) settle(untilProgress bool) {
 			if !untilProgress {
 				return
 			}
-			// No session of the cell can take a step. The lock may be held
-			// outside the cell, by a probe of the same handler (golock.go)
-			// that runs beside it: wait for it a while, in real time.
-			if sc.awaitLockFromOutside() {
-				continue
-			}
+			// No session of the cell can take a step, and nothing outside
+			// the cell holds the lock for a while: cells of such handlers
+			// run one at a time and never beside a probe (golock.go). So
+			// the holder will never let it go (a delivery the scenario
+			// holds, or one that never unlocks).
 			panic(blockedOutside(fmt.Sprintf("sessions %v wait, some for a Go lock (a sync.Mutex), and no session can take "+
 				"a step that would free it", sc.waitingNames())))
 		}
@@ -575,23 +574,6 @@ func (sc *scheduler) settle(untilProgress bool) {
 			}
 		}
 	}
-}
-
-// lockFromOutside bounds awaitLockFromOutside: about a second of real
-// time, in looks 10ms apart. A probe holds a lock for milliseconds.
-const lockFromOutside = 100
-
-// awaitLockFromOutside waits, in real time, for a session that waits for a
-// Go lock to get past its wait, and reports whether one did.
-func (sc *scheduler) awaitLockFromOutside() bool {
-	for range lockFromOutside {
-		realPause(10 * time.Millisecond)
-		sc.quiesce()
-		if progressed, _ := sc.resumed(); progressed {
-			return true
-		}
-	}
-	return false
 }
 
 // waitingNames lists the sessions waiting for the lock.

@@ -91,10 +91,9 @@ func TestCellsSurviveTheirHandler(t *testing.T) {
 				return h.Process(ctx, e)
 			})
 			// Seconds more: the lab first probes the handler (after any
-			// probe of the other cases that is stuck on its handler), then
-			// waits a second for a lock held outside the cell (see
-			// golock.go and scheduler.awaitLockFromOutside); still far
-			// within the 30 s a check may take to report a hang. Which
+			// probe of the other cases that is stuck on its handler, see
+			// golock.go); still far within the 30 s a check may take to
+			// report a hang. Which
 			// says it first, the scheduler ("no session can take a step
 			// that would free it") or the watchdog ("no statement ran"),
 			// depends on the machine (the race detector slows the first):
