@@ -50,10 +50,6 @@ var goLockCells sync.RWMutex
 // runs for one event.
 const probeSteps = 8
 
-// probeStuckAfter is how long, in real time, the probe may run no
-// statement before it is given up.
-const probeStuckAfter = 2 * time.Second
-
 // probeKey tells variants apart for the probe: by name, and by the code of
 // their New, so that two wrappers of one handler under one name (a check
 // adapts a student's package in more than one way) are probed apart.
@@ -130,8 +126,11 @@ wait:
 		case now := <-tick.C:
 			if n := cs.progress(); n != last {
 				last, lastAt = n, now
-			} else if now.Sub(lastAt) >= probeStuckAfter {
-				// Stuck, on a lock it never lets go or on something else.
+			} else if now.Sub(lastAt) >= cellStuckAfter {
+				// Stuck, on a lock it never lets go or on something else,
+				// by the same measure as a cell (cellStuckAfter): a probe
+				// given up sooner on a slow machine would answer "no lock"
+				// for a handler that has one.
 				// Given up early, a probe slowed by a busy machine could
 				// leave a delivery holding the handler's lock for good.
 				cs.abandon() // its goroutines are left where they are
