@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -35,14 +36,17 @@ var assets embed.FS
 // The matrices come as Tabs, which cmd/lab fills in while the page is
 // served (Finished makes one finished SQLite tab of a report). The stepper
 // and the diffs may come later too (SetStepper, SetDiffs): until then their
-// pages say they are on their way.
+// pages say they are on their way — the stepper's how far (StepperProgress),
+// or why it will not come (StepperFailed).
 type Data struct {
 	Tabs    *Tabs
 	Stepper *report.Stepper
 	Diffs   map[string]string // variant → the diff cmd/lab's diff prints
 	Claims  string            // CLAIMS.md
 
-	mu sync.RWMutex // guards Stepper and Diffs once served
+	mu            sync.RWMutex // guards Stepper, Diffs and the stepper's note once served
+	stepperNote   string       // what the stepper's export is doing, or why it failed
+	stepperFailed bool
 }
 
 // SetStepper makes the stepper's trees available to the page.
@@ -50,6 +54,31 @@ func (d *Data) SetStepper(st *report.Stepper) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.Stepper = st
+}
+
+// StepperProgress says how far the export of the stepper's trees is, for
+// the stepper's page to show until SetStepper: "compiling the tests",
+// "12 of 32 trees".
+func (d *Data) StepperProgress(note string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.stepperNote, d.stepperFailed = note, false
+}
+
+// StepperFailed says why the stepper's trees will not come: the stepper's
+// page shows it instead of waiting for them.
+func (d *Data) StepperFailed(err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.stepperNote, d.stepperFailed = err.Error(), true
+}
+
+// stepperState is the stepper's trees, or, while there are none, what the
+// page says about them.
+func (d *Data) stepperState() (st *report.Stepper, note string, failed bool) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.Stepper, d.stepperNote, d.stepperFailed
 }
 
 // SetDiffs makes the variants' diffs available to the page.
@@ -78,6 +107,10 @@ const (
 	maxQuery       = 512
 	requestTimeout = 5 * time.Second
 )
+
+// stepperReload is how often, in seconds, the stepper's page reloads
+// itself while its trees are on their way.
+const stepperReload = 2
 
 // Handler serves the pages:
 //
@@ -164,6 +197,11 @@ type server struct {
 }
 
 func (s *server) render(w http.ResponseWriter, name string, data any) {
+	s.renderStatus(w, http.StatusOK, name, data)
+}
+
+// renderStatus renders the page name with the status code.
+func (s *server) renderStatus(w http.ResponseWriter, code int, name string, data any) {
 	// Render into a buffer: a template that fails halfway must not leave
 	// half a page behind a 200.
 	var b bytes.Buffer
@@ -172,6 +210,7 @@ func (s *server) render(w http.ResponseWriter, name string, data any) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(code)
 	w.Write(b.Bytes())
 }
 
@@ -323,12 +362,24 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// findTree resolves v and s against the stepper's trees.
-func (s *server) findTree(w http.ResponseWriter, r *http.Request) (*report.Tree, bool) {
-	st := s.d.stepper()
+// findTree resolves v and s against the stepper's trees. While there are
+// none yet, the stepper's page (page set) says how far their export is and
+// reloads itself; the tree's JSON says so in a line.
+func (s *server) findTree(w http.ResponseWriter, r *http.Request, page bool) (*report.Tree, bool) {
+	st, note, failed := s.d.stepperState()
 	if st == nil {
-		http.Error(w, "the stepper's schedules are still being exported by the tests go run ./cmd/lab web runs; "+
-			"they come once the SQLite matrix has run: reload in a while", http.StatusServiceUnavailable)
+		if note == "" {
+			note = "its trees are being exported by go test"
+		}
+		if !failed {
+			w.Header().Set("Retry-After", strconv.Itoa(stepperReload))
+		}
+		if !page {
+			http.Error(w, "the stepper is not ready: "+note, http.StatusServiceUnavailable)
+			return nil, false
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		s.renderStatus(w, http.StatusServiceUnavailable, "wait.html", map[string]any{"Note": note, "Failed": failed, "Reload": stepperReload})
 		return nil, false
 	}
 	v, ok := param(w, r, "v", "a variant")
@@ -358,7 +409,7 @@ func (s *server) step(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/step?v=naive/checkthenact&s=Race", http.StatusFound)
 		return
 	}
-	t, ok := s.findTree(w, r)
+	t, ok := s.findTree(w, r, true)
 	if !ok {
 		return
 	}
@@ -366,7 +417,7 @@ func (s *server) step(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) tree(w http.ResponseWriter, r *http.Request) {
-	t, ok := s.findTree(w, r)
+	t, ok := s.findTree(w, r, false)
 	if !ok {
 		return
 	}

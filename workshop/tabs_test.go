@@ -62,6 +62,12 @@ func TestLiveTabShowsOnlyFinishedCells(t *testing.T) {
 	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
+	// Before go test has said how many cells: it is starting, not stuck.
+	d.Tabs.Update("sqlite", func(t *Tab) { t.Total = 0 })
+	if _, page := get(t, srv, "/"); !strings.Contains(page, "Starting:</b> go test is compiling") || strings.Contains(page, "Running live") {
+		t.Errorf("GET / before go test has said how many cells:\n%s\nwant it said to be starting", page)
+	}
+	d.Tabs.Update("sqlite", func(t *Tab) { t.Total = 2 })
 	code, page := get(t, srv, "/")
 	if code != 200 || matrixMarks(page) != "" || !strings.Contains(page, "Running live:</b> 0 of 2 cells finished") || strings.Count(page, `class="pending"`) != 2 {
 		t.Errorf("GET / before any cell = %d, marks %q; want 200, no mark, 0 of 2 finished and 2 pending cells:\n%s", code, matrixMarks(page), page)

@@ -306,3 +306,54 @@ func TestClaimsMarkdown(t *testing.T) {
 		t.Errorf("GET /claims = %s\nwant the Markdown rendered: code, no backticks", body)
 	}
 }
+
+// TestStepperOnItsWay asks for the stepper before its trees have come: the
+// page says how far their export is, in the page's own layout, and reloads
+// itself (no bare error); once they come, the same address is the stepper.
+// An export that failed says why and stops reloading.
+func TestStepperOnItsWay(t *testing.T) {
+	d := testData(t)
+	st := d.Stepper
+	d.Stepper = nil
+	h, err := Handler(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(url string) *httptest.ResponseRecorder {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", url, nil))
+		return w
+	}
+	const url = "/step?v=naive/checkthenact&s=Race"
+	d.StepperProgress("exporting every schedule of the two races: 3 of 32 trees")
+	w := get(url)
+	body := w.Body.String()
+	for _, want := range []string{"Getting the stepper ready:", "3 of 32 trees", `http-equiv="refresh" content="2"`,
+		`<nav><a href="/">Matrix</a>`, "/static/lab.css"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("GET %s before the trees = %d, body lacks %q:\n%s", url, w.Code, want, body)
+		}
+	}
+	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") != "2" ||
+		!strings.HasPrefix(w.Header().Get("Content-Type"), "text/html") {
+		t.Errorf("GET %s before the trees = %d, Retry-After %q, %s; want 503, 2 and a page",
+			url, w.Code, w.Header().Get("Retry-After"), w.Header().Get("Content-Type"))
+	}
+	if w := get("/tree?v=naive/checkthenact&s=Race"); w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), "3 of 32 trees") {
+		t.Errorf("GET /tree before the trees = %d %q, want 503 and how far the export is", w.Code, w.Body.String())
+	}
+
+	d.SetStepper(st)
+	if w := get(url); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `id="stepper"`) {
+		t.Errorf("GET %s once the trees came = %d, want 200 and the stepper:\n%s", url, w.Code, w.Body.String())
+	}
+
+	d.SetStepper(nil)
+	d.StepperFailed(fmt.Errorf("go test wrote no stepper file"))
+	w = get(url)
+	if body := w.Body.String(); w.Code != http.StatusServiceUnavailable || !strings.Contains(body, "could not be made:</b> go test wrote no stepper file") ||
+		strings.Contains(body, "refresh") || w.Header().Get("Retry-After") != "" {
+		t.Errorf("GET %s after a failed export = %d, Retry-After %q:\n%s\nwant the failure said, and no reload",
+			url, w.Code, w.Header().Get("Retry-After"), body)
+	}
+}

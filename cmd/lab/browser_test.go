@@ -792,3 +792,36 @@ func TestBrowserTour(t *testing.T) {
 		t.Errorf("step 3's link led to %s, want %s", url, workshop.Tour[2].Click)
 	}
 }
+
+// TestBrowserStepperOnItsWay opens the stepper before its trees have come,
+// as a room does that clicks at once: the page says how far the export is
+// in the page's own layout, then opens the stepper by itself once the
+// trees come, with no reload by hand.
+func TestBrowserStepperOnItsWay(t *testing.T) {
+	path := chromium(t)
+	_, data, _ := site(t) // before the browser: its time limit starts with it
+	waiting := &workshop.Data{Tabs: data.Tabs, Claims: data.Claims}
+	waiting.StepperProgress("exporting every schedule of the two races, a tree per variant: 3 of 32 trees")
+	h, err := workshop.Handler(waiting)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	ctx := browser(t, path)
+	do(t, ctx, chromedp.Navigate(srv.URL+"/step?v=naive/checkthenact&s=Race"), chromedp.WaitVisible(chromedp.CSS("#stepper-state")))
+	if got := text(t, ctx, "#stepper-state"); !strings.Contains(got, "Getting the stepper ready: exporting every schedule") || !strings.Contains(got, "3 of 32 trees") {
+		t.Errorf("the stepper before its trees says %q, want how far their export is", got)
+	}
+	if nav := eval[int](t, ctx, `document.querySelectorAll("nav a").length`); nav != 4 {
+		t.Errorf("the waiting page has %d navigation links, want the page's four", nav)
+	}
+	noOverflow(t, ctx, "the stepper on its way")
+	shot(t, ctx, "workshop-stepper-waiting.png")
+	waiting.SetStepper(data.Stepper)
+	do(t, ctx, chromedp.WaitVisible(chromedp.CSS(`#stepper[data-ready="1"]`)))
+	click(t, ctx, "#step-A")
+	if got := text(t, ctx, "#schedule"); got != "schedule: A1" {
+		t.Errorf("after the page opened the stepper by itself and A was clicked: %q, want schedule: A1", got)
+	}
+}

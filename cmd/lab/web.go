@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"idemlab/lab/report"
+	"idemlab/variants"
 	"idemlab/workshop"
 )
 
@@ -36,11 +37,12 @@ const webAddr = "127.0.0.1:8090"
 const stepperTest = "TestStepper"
 
 // cmdWeb serves the page at once and fills it in: it lays out every
-// backend's matrix from its golden file, starts serving, and then runs the
-// SQLite matrix and the stepper export in one go test run — and, with
-// IDEMLAB_PG, the PostgreSQL matrices in a second, with IDEMLAB_MARIADB
-// MariaDB's in a third — adding each cell to the page as go test reports
-// it finished. A cell has no verdict on the page until its run has given
+// backend's matrix from its golden file, starts serving, and then runs go
+// test for each part in turn — the stepper's trees (a second or two once
+// the tests are compiled, so the stepper is ready before the matrix's
+// first cell), SQLite's matrix, with IDEMLAB_PG PostgreSQL's, with
+// IDEMLAB_MARIADB MariaDB's — adding each cell to the page as go test
+// reports it finished. A cell has no verdict on the page until its run has given
 // one; without its server a server's tabs show their golden files'
 // verdicts, labelled as recorded.
 //
@@ -157,31 +159,87 @@ func webDiffs() map[string]string {
 	return diffs
 }
 
-// fillTabs runs the live matrices and fills the tabs in as cells finish:
-// first SQLite's with the stepper's export, then, each with its server,
-// PostgreSQL's three levels and MariaDB's four.
+// fillTabs fills the page in: first the stepper's trees, which take a
+// second or two once the tests are compiled, so that the stepper is ready
+// before the matrix's first cell; then SQLite's matrix, cell by cell as
+// they finish; then, each with its server, PostgreSQL's three levels and
+// MariaDB's four.
 func fillTabs(ctx context.Context, stderr io.Writer, root string, data *workshop.Data, live map[*dbServer]bool) {
 	dir, err := os.MkdirTemp("", "idemlab-web-")
 	if err != nil {
 		data.Tabs.Update("sqlite", func(t *workshop.Tab) { t.Problem = err.Error() })
+		data.StepperFailed(err)
 		return
 	}
 	defer os.RemoveAll(dir)
-	stepperPath := filepath.Join(dir, "stepper.json")
-	sqlite := backends[:1]
-	run := "^(" + matrixTest + "|" + stepperTest + ")$"
-	liveRun(ctx, stderr, root, data, dir, sqlite, run, []string{"-" + report.StepperFlag + "=" + stepperPath})
-	if st, err := workshop.ReadStepper(stepperPath); err == nil {
-		data.SetStepper(st)
-	} else {
-		fmt.Fprintf(stderr, "the stepper's export failed: %v\n", err)
+	if err := exportStepper(ctx, root, filepath.Join(dir, "stepper.json"), data); err != nil && ctx.Err() == nil {
+		fmt.Fprintf(stderr, "%v\nwarning: the stepper's export failed\n", err)
 	}
+	liveRun(ctx, stderr, root, data, dir, backends[:1], "^"+matrixTest+"$", nil)
 	for _, srv := range []*dbServer{postgresServer, mariadbServer} {
 		if live[srv] && ctx.Err() == nil {
 			bs := on(srv)
 			liveRun(ctx, stderr, root, data, dir, bs, prefix(bs), nil)
 		}
 	}
+}
+
+// stepperTrees is how many trees TestStepper exports: one per variant of
+// the SQLite registry in each of its two races, Race and ConflictRace.
+var stepperTrees = 2 * len(variants.All)
+
+// exportStepper runs TestStepper alone, writing the stepper's trees to
+// path, and hands them to the page; until then it tells the page how far
+// the export is (compiling, then trees exported of stepperTrees), and if
+// they do not come, why. A failed run is returned with the end of go
+// test's output (the trees it wrote, if any, are served all the same).
+func exportStepper(ctx context.Context, root, path string, data *workshop.Data) error {
+	data.StepperProgress("go test is compiling the scenario tests (its first run compiles SQLite: a minute or more)")
+	cmd := exec.CommandContext(ctx, "go", "test", "-json", "./scenarios", "-run", "^"+stepperTest+"$", "-count=1", "-vet=off",
+		"-"+report.StepperFlag+"="+path)
+	cmd.Dir = root
+	var output bytes.Buffer
+	cmd.Stderr = &output
+	stream, err := cmd.StdoutPipe()
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err != nil {
+		data.StepperFailed(err)
+		return err
+	}
+	exported := 0
+	events(stream, &output, func(e testEvent) {
+		// A tree is a subtest TestStepper/<race>/<variant>.
+		if !strings.HasPrefix(e.Test, stepperTest+"/") || strings.Count(e.Test, "/") < 2 {
+			return
+		}
+		switch e.Action {
+		case "run":
+			if exported > 0 {
+				return
+			}
+		case "pass", "fail", "skip":
+			exported++
+		default:
+			return
+		}
+		data.StepperProgress(fmt.Sprintf("exporting every schedule of the two races, a tree per variant: %d of %d trees",
+			exported, max(stepperTrees, exported)))
+	})
+	runErr := cmd.Wait()
+	st, readErr := workshop.ReadStepper(path)
+	if readErr == nil {
+		data.SetStepper(st)
+	}
+	if runErr == nil && readErr == nil {
+		return nil
+	}
+	why := fmt.Errorf("go test -run %s failed (%w)", stepperTest, errors.Join(runErr, readErr))
+	if readErr != nil {
+		data.StepperFailed(why)
+	}
+	return fmt.Errorf("%w; the end of its output:\n%s", why, tail(output.Bytes(), tailLines))
 }
 
 // liveRun runs one go test of the matrices bs, adding every cell to its
