@@ -18,59 +18,80 @@ import (
 // failed: the end, where go test puts its verdict.
 const tailLines = 40
 
-// errTestsFailed explains a run whose report was written but whose tests
-// failed: the verdicts shown are the run's, but the tests did not accept them.
-var errTestsFailed = errors.New("go test ./scenarios failed: the verdicts shown are this run's, but the tests did not accept them " +
-	"(a verdict differs from scenarios/testdata/matrix.golden, postgres-*.golden or mariadb-*.golden, or the correct variant broke a guarantee); " +
-	"see the go test output above")
+// testsFailed is the error of a run whose reports were written but whose
+// tests failed: the verdicts are the run's, but the tests did not accept
+// them. A caller prints the verdicts first, then the failure (show).
+type testsFailed struct {
+	output []byte // go test's output
+	err    error  // how go test ended
+}
 
-// runAndReport runs the tests matched by pattern and returns their reports.
-// If they could not run, it prints their whole output to stderr and returns
-// no report and an error. If they ran but failed, it returns the reports
-// and a non-nil failed error, for the caller to show the verdicts first and
-// then call showFailure.
-func runAndReport(stderr io.Writer, root string, ts tests) (reps []*report.Report, output []byte, failed error, err error) {
+func (f *testsFailed) Error() string {
+	return fmt.Sprintf("go test ./scenarios failed: the verdicts shown are this run's, but the tests did not accept them "+
+		"(a verdict differs from scenarios/testdata/matrix.golden, postgres-*.golden or mariadb-*.golden, or the correct "+
+		"variant broke a guarantee); see the go test output above (%v)", f.err)
+}
+
+// show prints the end of go test's output and returns f, once the verdicts
+// are printed.
+func (f *testsFailed) show(stderr io.Writer) error {
+	fmt.Fprintf(stderr, "\n--- go test output (last %d lines) ---\n%s", tailLines, tail(f.output, tailLines))
+	return f
+}
+
+// ranButFailed splits err from runAndReport or runBackends: a *testsFailed,
+// whose reports are still to be shown, or any other error, which leaves
+// nothing to show.
+func ranButFailed(err error) (failed *testsFailed, other error) {
+	if errors.As(err, &failed) {
+		return failed, nil
+	}
+	return nil, err
+}
+
+// runAndReport runs ts and returns their reports with go test's output. If
+// they could not run, it prints the whole output to stderr and returns no
+// report and an error. If they ran but failed, it returns the reports and a
+// *testsFailed (see ranButFailed).
+func runAndReport(stderr io.Writer, root string, ts tests) (reps []*report.Report, output []byte, err error) {
 	announce(stderr, ts)
 	var progress io.Writer
 	if f, ok := stderr.(*os.File); ok && isTerminal(f) {
 		progress = stderr
 	}
 	reps, output, runErr := runTests(root, ts, progress)
-	if reps == nil {
+	switch {
+	case reps == nil:
 		stderr.Write(output)
-		return nil, output, nil, fmt.Errorf("the scenario tests could not run: %v", runErr)
+		return nil, output, fmt.Errorf("the scenario tests could not run: %v", runErr)
+	case runErr != nil:
+		return reps, output, &testsFailed{output: output, err: runErr}
 	}
-	return reps, output, runErr, nil
+	return reps, output, nil
 }
 
 // runBackends runs ts, tests of the matrices bs (matrixTests), and returns
-// the reports of bs, in bs's order. Without a server for PostgreSQL it
-// runs nothing and says how to set one.
-func runBackends(stderr io.Writer, bs []backend, ts tests, args []string) (reps []*report.Report, output []byte, failed error, err error) {
+// the reports of bs, in bs's order, or a *testsFailed with them (see
+// ranButFailed). Without a server for PostgreSQL it runs nothing and says
+// how to set one.
+func runBackends(stderr io.Writer, bs []backend, ts tests, args []string) ([]*report.Report, error) {
 	if err := needServer(bs, args); err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	root, err := moduleRoot()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	all, output, failed, err := runAndReport(stderr, root, ts)
-	if err != nil {
-		return nil, output, nil, err
+	all, output, err := runAndReport(stderr, root, ts)
+	if all == nil {
+		return nil, err
 	}
-	reps, err = pick(all, bs)
-	if err != nil {
+	reps, pickErr := pick(all, bs)
+	if pickErr != nil {
 		stderr.Write(output)
-		return nil, output, nil, fmt.Errorf("%v: see the go test output above", err)
+		return nil, fmt.Errorf("%v: see the go test output above", pickErr)
 	}
-	return reps, output, failed, nil
-}
-
-// showFailure prints the end of go test's output and returns the error
-// that says the tests failed, once the verdicts are printed.
-func showFailure(stderr io.Writer, output []byte, failed error) error {
-	fmt.Fprintf(stderr, "\n--- go test output (last %d lines) ---\n%s", tailLines, tail(output, tailLines))
-	return fmt.Errorf("%w (%v)", errTestsFailed, failed)
+	return reps, err
 }
 
 // cmdMatrix runs the whole matrices of bs and prints them, as text (with
@@ -80,7 +101,8 @@ func cmdMatrix(stdout, stderr io.Writer, bs []backend, args []string, asJSON, ev
 	if !asJSON && !evidence {
 		ts = verdictsOnly(ts)
 	}
-	reps, output, failed, err := runBackends(stderr, bs, ts, args)
+	reps, err := runBackends(stderr, bs, ts, args)
+	failed, err := ranButFailed(err)
 	if err != nil {
 		return err
 	}
@@ -96,7 +118,7 @@ func cmdMatrix(stdout, stderr io.Writer, bs []backend, args []string, asJSON, ev
 		return err
 	}
 	if failed != nil {
-		return showFailure(stderr, output, failed)
+		return failed.show(stderr)
 	}
 	return nil
 }
@@ -122,7 +144,8 @@ func cmdColumn(stdout, stderr io.Writer, bs []backend, args []string, scenarioAr
 	if err != nil {
 		return err
 	}
-	reps, output, failed, err := runBackends(stderr, bs, matrixTests(bs, report.Pattern(prefix(bs), scenario, "")), args)
+	reps, err := runBackends(stderr, bs, matrixTests(bs, report.Pattern(prefix(bs), scenario, "")), args)
+	failed, err := ranButFailed(err)
 	if err != nil {
 		return err
 	}
@@ -134,7 +157,7 @@ func cmdColumn(stdout, stderr io.Writer, bs []backend, args []string, scenarioAr
 		return err
 	}
 	if failed != nil {
-		return showFailure(stderr, output, failed)
+		return failed.show(stderr)
 	}
 	return nil
 }
@@ -190,8 +213,6 @@ func runVariant(stdout, stderr io.Writer, bs []backend, args []string, variantAr
 		return err
 	}
 	var reps []*report.Report
-	var output []byte
-	var failed error
 	exercise := strings.HasPrefix(variant, "exercises/")
 	if exercise {
 		if onServer(bs) {
@@ -199,10 +220,11 @@ func runVariant(stdout, stderr io.Writer, bs []backend, args []string, variantAr
 		}
 		// An exercise's check runs the whole matrix on it, and writes the
 		// same report; the check failing means the exercise is not done.
-		reps, output, failed, err = runAndReport(stderr, root, exerciseTests(variant))
+		reps, _, err = runAndReport(stderr, root, exerciseTests(variant))
 	} else {
-		reps, output, failed, err = runBackends(stderr, bs, matrixTests(bs, pattern(variant)), args)
+		reps, err = runBackends(stderr, bs, matrixTests(bs, pattern(variant)), args)
 	}
+	failed, err := ranButFailed(err)
 	if err != nil {
 		return err
 	}
@@ -220,7 +242,7 @@ func runVariant(stdout, stderr io.Writer, bs []backend, args []string, variantAr
 		return nil
 	}
 	if failed != nil {
-		return showFailure(stderr, output, failed)
+		return failed.show(stderr)
 	}
 	return nil
 }
