@@ -48,17 +48,30 @@ type Scenario struct {
 // scheduled as deliveries waiting for the database's lock are (see
 // golock.go).
 func RunCell(t *testing.T, sc Scenario, v lab.Variant) *report.Cell {
+	return cell(t, sc, v, false)
+}
+
+// TraceCell is RunCell with every interleaving's trace recorded: the state
+// of each session at each decision of the scheduler and the transcript as
+// lines. It is what a stepper is built from (package workshop); the matrix
+// does without, since traces make a report several times larger.
+func TraceCell(t *testing.T, sc Scenario, v lab.Variant) *report.Cell {
+	return cell(t, sc, v, true)
+}
+
+// cell is RunCell, recording traces when trace is set (TraceCell).
+func cell(t *testing.T, sc Scenario, v lab.Variant, trace bool) *report.Cell {
 	goLocks := waitsOnGoLocks(t, v)
 	if goLocks {
 		goLockCells.Lock()
 		defer goLockCells.Unlock()
 	}
-	return runCell(t, sc, v, &cellState{goLocks: goLocks})
+	return runCell(t, sc, v, &cellState{goLocks: goLocks}, trace)
 }
 
-// runCell is RunCell on the cell cs, new and empty but for how its
-// scheduler tells a quiet bubble (goLocks, see golock.go).
-func runCell(t *testing.T, sc Scenario, v lab.Variant, cs *cellState) *report.Cell {
+// runCell is cell on the cell cs, new and empty but for how its scheduler
+// tells a quiet bubble (goLocks, see golock.go).
+func runCell(t *testing.T, sc Scenario, v lab.Variant, cs *cellState, trace bool) *report.Cell {
 	var (
 		mu   sync.Mutex
 		r    *Run
@@ -83,7 +96,7 @@ func runCell(t *testing.T, sc Scenario, v lab.Variant, cs *cellState) *report.Ce
 		synctest.Test(t, func(t *testing.T) {
 			run := NewRun(t, v)
 			cs.enter()
-			run.cell = cs
+			run.cell, run.trace = cs, trace
 			mu.Lock()
 			r = run
 			mu.Unlock()
@@ -107,17 +120,7 @@ func runCell(t *testing.T, sc Scenario, v lab.Variant, cs *cellState) *report.Ce
 			run.Close()
 			mu.Lock()
 			defer mu.Unlock()
-			cell = &report.Cell{
-				Pass:         !run.Failed(),
-				Neutral:      run.neutralReason(),
-				Detail:       run.detail(),
-				Failures:     run.Failures(),
-				Where:        run.sites(),
-				ByLab:        run.foundByLab(),
-				Lines:        run.Transcript.Lines(),
-				Transcript:   run.Transcript.String(),
-				Permutations: run.Permutations,
-			}
+			cell = run.verdict("")
 		})
 	}()
 	// A goroutine blocked on something the bubble does not count as
@@ -197,16 +200,29 @@ func stoppedCell(r *Run, why string) *report.Cell {
 		return &report.Cell{Detail: msg, Failures: []string{msg}, Where: []string{""}, ByLab: []bool{true}}
 	}
 	r.Transcript.Note("", "STOPPED: "+strings.SplitN(why, "\n", 2)[0], "")
-	failures := append(r.Failures(), msg)
-	return &report.Cell{
-		Detail:       failures[0],
-		Failures:     failures,
-		Where:        append(r.sites(), ""),
-		ByLab:        append(r.foundByLab(), true),
+	return r.verdict(msg)
+}
+
+// verdict is the cell r's run gives. stopped, if set, is why the cell
+// stopped before its end: a failure of its own, after those found.
+func (r *Run) verdict(stopped string) *report.Cell {
+	c := &report.Cell{
+		Pass:         !r.Failed(),
+		Neutral:      r.neutralReason(),
+		Detail:       r.detail(),
+		Failures:     r.Failures(),
+		Where:        r.sites(),
+		ByLab:        r.foundByLab(),
 		Lines:        r.Transcript.Lines(),
 		Transcript:   r.Transcript.String(),
 		Permutations: r.Permutations,
 	}
+	if stopped != "" {
+		c.Pass, c.Neutral = false, ""
+		c.Failures, c.Where, c.ByLab = append(c.Failures, stopped), append(c.Where, ""), append(c.ByLab, true)
+		c.Detail = c.Failures[0]
+	}
+	return c
 }
 
 // NewReport returns an empty report whose columns are scenarios and whose

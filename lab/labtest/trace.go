@@ -6,37 +6,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"testing"
-	"testing/synctest"
 
 	"idemlab/lab"
 	"idemlab/lab/report"
 )
-
-// TraceCell is RunCell with every interleaving's trace recorded: the state
-// of each session at each decision of the scheduler and the transcript as
-// lines. It is what a stepper is built from (package workshop); the matrix
-// does without, since traces make a report several times larger.
-func TraceCell(t *testing.T, sc Scenario, v lab.Variant) *report.Cell {
-	var cell *report.Cell
-	synctest.Test(t, func(t *testing.T) {
-		r := NewRun(t, v)
-		r.trace = true
-		sc.Run(r)
-		r.Close()
-		cell = &report.Cell{
-			Pass:         !r.Failed(),
-			Detail:       r.detail(),
-			Failures:     r.Failures(),
-			Where:        r.sites(),
-			ByLab:        r.foundByLab(),
-			Lines:        r.Transcript.Lines(),
-			Transcript:   r.Transcript.String(),
-			Permutations: r.Permutations,
-		}
-	})
-	return cell
-}
 
 // traceOf builds the trace of one interleaving from its decisions, the
 // database at each of them and at the end (traceState), and its run's
