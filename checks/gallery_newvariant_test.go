@@ -35,11 +35,11 @@ var newvariantFixes = []struct {
 	{"scenario-asserts-nothing", "the mistake made, the scenario left as it was",
 		checks.NewVariantWork{Variant: idonly.Variant, Scenario: mine}, []string{"Catches"}},
 	{"an-old-mistake", "a mistake the kit already has (idonly), caught by a copy of its scenario",
-		checks.NewVariantWork{Variant: idonly.Variant, Scenario: labtest.Scenario{Name: "Mine", Run: scenarioOf("PayloadConflict")}}, []string{"New"}},
+		checks.NewVariantWork{Variant: idonly.Variant, Scenario: labtest.Scenario{Name: "Mine", Run: scenarios.Named(scenarios.All, "PayloadConflict").Run}}, []string{"New"}},
 	{"asks-too-much", "a scenario that asks for more than the pattern gives: it fails on correct/ too",
-		checks.NewVariantWork{Variant: trimmedIDs, Scenario: labtest.Scenario{Name: "Mine", Run: scenarioOf("BusinessKey")}}, []string{"Fair"}},
+		checks.NewVariantWork{Variant: trimmedIDs, Scenario: labtest.Scenario{Name: "Mine", Run: scenarios.Named(scenarios.All, "BusinessKey").Run}}, []string{"Fair"}},
 	{"no-mistake", "no mistake at all: the variant is correct/, so nothing can catch it",
-		checks.NewVariantWork{Variant: correctCopy, Scenario: labtest.Scenario{Name: "Mine", Run: scenarioOf("Duplicate")}}, []string{"Catches"}},
+		checks.NewVariantWork{Variant: correctCopy, Scenario: labtest.Scenario{Name: "Mine", Run: scenarios.Named(scenarios.All, "Duplicate").Run}}, []string{"Catches"}},
 
 	// Found by students who had not read the check (ROUND0.md).
 	{"scenario-does-not-catch", `ids trimmed of spaces; the scenario delivers "evt-1 " twice and wants applied, ` +
@@ -75,7 +75,7 @@ var newvariantFixes = []struct {
 	// Blind students' fixes of round 1, accepted by the check of their day,
 	// which judged the scenario's text and the variant's by Reworded alone.
 	// Each scenario judges words (the variant's label, its schema's text
-	// or structure, an error's text), and Behaviour now runs it on correct/
+	// or structure, an error's text), and Behaviour runs it on correct/
 	// labelled as the variant is, on correct/'s schema reworded and on
 	// correct/'s errors reworded: it fails there.
 	{"label-only", "the variant is correct/ with a mistake named; the scenario fails whatever variant names a mistake",
@@ -129,15 +129,6 @@ var (
 	// stores or looks it up: "evt-1 " is taken for evt-1.
 	trimmedIDs = rewriteIDs("gallery/newvariant/trimmed-ids", "event ids trimmed of surrounding spaces", strings.TrimSpace)
 )
-
-func scenarioOf(name string) func(r *labtest.Run) {
-	for _, sc := range scenarios.All {
-		if sc.Name == name {
-			return sc.Run
-		}
-	}
-	panic("no scenario " + name)
-}
 
 // rewriteIDs is correct/ with the event id rewritten by f before anything
 // else: the mistake of a handler that normalises ids.

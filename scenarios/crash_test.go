@@ -10,6 +10,7 @@ import (
 	"idemlab/equivalent/wal"
 	"idemlab/lab"
 	"idemlab/lab/labtest"
+	"idemlab/scenarios"
 )
 
 // TestCrashReadsDurability holds the Crash column to the settings it
@@ -36,7 +37,7 @@ func TestCrashReadsDurability(t *testing.T) {
 		}
 		return correct.New(db)
 	}
-	crash := scenarioNamed(t, "Crash")
+	crash := scenarios.Named(scenarios.All, "Crash")
 	for _, c := range []struct {
 		v    lab.Variant
 		want string // a word of the refusal; "" when the cell must hold

@@ -24,35 +24,25 @@ import (
 // interleavings that write both rows before either credits. DeadlockRace
 // runs one such schedule alone.
 var MariaDB = []labtest.Scenario{
-	named("Duplicate"),
-	named("PayloadConflict"),
-	named("Rollback"),
-	named("FaultSweep"),
-	named("Concurrent"),
-	named("Race"),
-	named("ConflictRace"),
-	postgresNamed("AbortRace"),
-	postgresNamed("DistinctRace"),
-	named("SourceScope"),
-	named("UnknownAccount"),
-	named("InvalidInput"),
-	named("DistinctEvents"),
+	Named(All, "Duplicate"),
+	Named(All, "PayloadConflict"),
+	Named(All, "Rollback"),
+	Named(All, "FaultSweep"),
+	Named(All, "Concurrent"),
+	Named(All, "Race"),
+	Named(All, "ConflictRace"),
+	Named(Postgres, "AbortRace"),
+	Named(Postgres, "DistinctRace"),
+	Named(All, "SourceScope"),
+	Named(All, "UnknownAccount"),
+	Named(All, "InvalidInput"),
+	Named(All, "DistinctEvents"),
 	{Name: "DeadlockRace", Short: "DLock", Claims: "C21, C25",
 		Shows: "two different events for one account, both written before either credits: InnoDB rolls one back (1213); both apply", Run: DeadlockRace},
 	{Name: "LockTimeout", Short: "Lock", Claims: "C14, C15, C25",
 		Shows: "the event's row held by an uncommitted delivery elsewhere: busy after innodb_lock_wait_timeout (1205), never duplicate; applies once later", Run: RowLockTimeout},
 	{Name: "ConflictLockTimeout", Short: "CLock", Claims: "C14, C15, C25",
 		Shows: "the event's key held uncommitted for another account: busy after 1205, nothing kept; applies once later", Run: ConflictLockTimeout},
-}
-
-// postgresNamed returns the scenario of Postgres called name.
-func postgresNamed(name string) labtest.Scenario {
-	for _, sc := range Postgres {
-		if sc.Name == name {
-			return sc
-		}
-	}
-	panic("scenarios: no PostgreSQL scenario " + name)
 }
 
 // DeadlockRace delivers two different events for one account at once, in

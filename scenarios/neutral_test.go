@@ -199,7 +199,7 @@ const unfiredUpdate = "the fault 'before the UPDATE of accounts' never fired: th
 // limits of the pattern may fail it.
 func TestNeutralTrigger(t *testing.T) {
 	for _, name := range []string{"Rollback", "Summary"} {
-		wantNeutral(t, "RunCell("+name+", trigger)", labtest.RunCell(t, scenarioNamed(t, name), trigger), unfiredUpdate)
+		wantNeutral(t, "RunCell("+name+", trigger)", labtest.RunCell(t, scenarios.Named(scenarios.All, name), trigger), unfiredUpdate)
 	}
 	for _, sc := range scenarios.All {
 		if sc.Limit != "" {
@@ -214,7 +214,7 @@ func TestNeutralTrigger(t *testing.T) {
 	}
 	// Where the faults strike statements it does run, it is judged.
 	for _, name := range []string{"Duplicate", "FaultSweep", "Crash", "Cancel", "DatabaseRefusal", "Race"} {
-		wantMark(t, "RunCell("+name+", trigger)", labtest.RunCell(t, scenarioNamed(t, name), trigger), report.Pass)
+		wantMark(t, "RunCell("+name+", trigger)", labtest.RunCell(t, scenarios.Named(scenarios.All, name), trigger), report.Pass)
 	}
 }
 
@@ -229,19 +229,19 @@ func TestNeutralTrigger(t *testing.T) {
 // finds on its own (a call without the delivery's context) stands in a
 // story whose fault never fired.
 func TestNeutralKeepsRealFailures(t *testing.T) {
-	wantMark(t, "RunCell(PayloadConflict, triggeridonly)", labtest.RunCell(t, scenarioNamed(t, "PayloadConflict"), triggerIDOnly), report.Fail)
-	wantNeutral(t, "RunCell(Rollback, triggeridonly)", labtest.RunCell(t, scenarioNamed(t, "Rollback"), triggerIDOnly), unfiredUpdate)
+	wantMark(t, "RunCell(PayloadConflict, triggeridonly)", labtest.RunCell(t, scenarios.Named(scenarios.All, "PayloadConflict"), triggerIDOnly), report.Fail)
+	wantNeutral(t, "RunCell(Rollback, triggeridonly)", labtest.RunCell(t, scenarios.Named(scenarios.All, "Rollback"), triggerIDOnly), unfiredUpdate)
 
 	// The lab's own findings hold whatever the story: a handler that calls
 	// the database without the delivery's context is refused at its BEGIN,
 	// runs no UPDATE, and still fails Rollback for that.
-	lost := labtest.RunCell(t, scenarioNamed(t, "Rollback"), noCtx)
+	lost := labtest.RunCell(t, scenarios.Named(scenarios.All, "Rollback"), noCtx)
 	wantMark(t, "RunCell(Rollback, noctx)", lost, report.Fail)
 	if !strings.Contains(strings.Join(lost.Failures, "\n"), "without the delivery's context") {
 		t.Errorf("RunCell(Rollback, noctx).Failures = %q, want the call without the delivery's context", lost.Failures)
 	}
 
-	twice := labtest.RunCell(t, scenarioNamed(t, "Rollback"), triggerTwice)
+	twice := labtest.RunCell(t, scenarios.Named(scenarios.All, "Rollback"), triggerTwice)
 	wantMark(t, "RunCell(Rollback, triggertwice)", twice, report.Fail)
 	if !strings.Contains(strings.Join(twice.Failures, "\n"), "balance moved by 1000, want 500") {
 		t.Errorf("RunCell(Rollback, triggertwice).Failures = %q, want the broken invariant", twice.Failures)
@@ -319,19 +319,19 @@ func TestNeutralInterleavings(t *testing.T) {
 // the scenario, had the rewrite fired, would have called swallowing a
 // refusal.
 func TestNeutralRewrite(t *testing.T) {
-	cell := labtest.RunCell(t, scenarioNamed(t, "DatabaseRefusal"), stringAmount)
+	cell := labtest.RunCell(t, scenarios.Named(scenarios.All, "DatabaseRefusal"), stringAmount)
 	wantNeutral(t, "RunCell(DatabaseRefusal, a handler that binds the amount as a string)", cell,
 		"the argument rewrite 'before the INSERT into inbox' never fired: it matched the handler's statement but none of "+
 			"its arguments, bound as string, string, int64, string")
 	if !strings.Contains(cell.Transcript, "no argument it rewrites") {
 		t.Errorf("RunCell(DatabaseRefusal, stringamount): the transcript does not mark the rewrite that changed nothing:\n%s", cell.Transcript)
 	}
-	wantMark(t, "RunCell(DatabaseRefusal, trigger)", labtest.RunCell(t, scenarioNamed(t, "DatabaseRefusal"), trigger), report.Pass)
+	wantMark(t, "RunCell(DatabaseRefusal, trigger)", labtest.RunCell(t, scenarios.Named(scenarios.All, "DatabaseRefusal"), trigger), report.Pass)
 	// Property and SchemaGuards meet the same handler: Property's refused
 	// row becomes a plain delivery, and SchemaGuards' cases that cannot
 	// rewrite it set aside only themselves, not the cases after them.
-	wantMark(t, "RunCell(Property, stringamount)", labtest.RunCell(t, scenarioNamed(t, "Property"), stringAmount), report.Pass)
-	guards := labtest.RunCell(t, scenarioNamed(t, "SchemaGuards"), stringAmount)
+	wantMark(t, "RunCell(Property, stringamount)", labtest.RunCell(t, scenarios.Named(scenarios.All, "Property"), stringAmount), report.Pass)
+	guards := labtest.RunCell(t, scenarios.Named(scenarios.All, "SchemaGuards"), stringAmount)
 	wantMark(t, "RunCell(SchemaGuards, stringamount)", guards, report.Pass)
 	if !strings.Contains(guards.Detail, "could not judge") {
 		t.Errorf("RunCell(SchemaGuards, stringamount).Detail = %q, want it to count the cases that could not judge", guards.Detail)
@@ -352,7 +352,7 @@ func TestNeutralStall(t *testing.T) {
 	}}
 	wantNeutral(t, "RunCell(Stalled, staged)", labtest.RunCell(t, sc, staged),
 		"the delivery the lab was to stall at its INSERT into inbox never stalled: it ran no INSERT into inbox; it answered applied")
-	if cell := labtest.RunCell(t, scenarioNamed(t, "Duplicate"), staged); cell.Mark() != report.Pass {
+	if cell := labtest.RunCell(t, scenarios.Named(scenarios.All, "Duplicate"), staged); cell.Mark() != report.Pass {
 		t.Errorf("RunCell(Duplicate, staged) = %s: %s; want it judged, and held", cell.Mark(), cell.Detail)
 	}
 }
@@ -369,12 +369,7 @@ func TestNeutralStall(t *testing.T) {
 // its COMMIT in every interleaving: none of its is neutral.
 func TestPostgresAbortRace(t *testing.T) {
 	srv := labtest.NeedPostgres(t)
-	var sc labtest.Scenario
-	for _, s := range scenarios.Postgres {
-		if s.Name == "AbortRace" {
-			sc = s
-		}
-	}
+	sc := scenarios.Named(scenarios.Postgres, "AbortRace")
 	const why = "the fault 'before the COMMIT of session A' never fired: session A ran no such statement; it answered duplicate"
 	for _, level := range []lab.Isolation{lab.RepeatableRead, lab.Serializable} {
 		t.Run(levelSlug(level), func(t *testing.T) {

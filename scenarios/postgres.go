@@ -19,29 +19,30 @@ import (
 // recovery (Crash, CommitWait), the caller's cancel (pgx closes the
 // connection on it), and the columns that rewrite arguments at the driver.
 var Postgres = []labtest.Scenario{
-	named("Duplicate"),
-	named("PayloadConflict"),
-	named("Rollback"),
-	named("FaultSweep"),
-	named("Concurrent"),
-	named("Race"),
-	named("ConflictRace"),
+	Named(All, "Duplicate"),
+	Named(All, "PayloadConflict"),
+	Named(All, "Rollback"),
+	Named(All, "FaultSweep"),
+	Named(All, "Concurrent"),
+	Named(All, "Race"),
+	Named(All, "ConflictRace"),
 	{Name: "AbortRace", Short: "ARace", Claims: "C4, C25",
 		Shows: "two deliveries at once, the first rolled back before COMMIT, every interleaving: the second applies", Run: AbortRace},
 	{Name: "DistinctRace", Short: "DRace", Claims: "C21, C25",
 		Shows: "two different events for one account at once, every interleaving: both apply", Run: DistinctRace},
-	named("SourceScope"),
-	named("UnknownAccount"),
-	named("InvalidInput"),
-	named("DistinctEvents"),
+	Named(All, "SourceScope"),
+	Named(All, "UnknownAccount"),
+	Named(All, "InvalidInput"),
+	Named(All, "DistinctEvents"),
 	{Name: "LockTimeout", Short: "Lock", Claims: "C14, C15, C25",
 		Shows: "the event's row held by an uncommitted delivery elsewhere: busy after lock_timeout (55P03), never duplicate; applies once later", Run: RowLockTimeout},
-	named("Property"),
+	Named(All, "Property"),
 }
 
-// named returns the scenario of All called name.
-func named(name string) labtest.Scenario {
-	for _, sc := range All {
+// Named returns the scenario of list called name. A name the list does
+// not hold is the caller's mistake, and panics.
+func Named(list []labtest.Scenario, name string) labtest.Scenario {
+	for _, sc := range list {
 		if sc.Name == name {
 			return sc
 		}

@@ -11,6 +11,7 @@ import (
 
 	"idemlab/lab/labtest"
 	"idemlab/lab/report"
+	"idemlab/scenarios"
 	"idemlab/variants"
 )
 
@@ -29,7 +30,7 @@ func TestPropertyCatches(t *testing.T) {
 	if *catchSeeds == 0 {
 		t.Skip("a measurement: run with -lab.catchseeds=100")
 	}
-	property := scenarioNamed(t, "Property")
+	property := scenarios.Named(scenarios.All, "Property")
 	golden, err := readGolden()
 	if err != nil {
 		t.Fatalf("reading the golden matrix: %v", err)

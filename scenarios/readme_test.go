@@ -163,7 +163,7 @@ func TestReadme(t *testing.T) {
 	rep := labtest.NewReport(scenarios.All, variants.All)
 	for _, v := range variants.All {
 		if v.Name == "naive/checkthenact" {
-			rep.Set(v.Name, "Race", labtest.RunCell(t, scenarioNamed(t, "Race"), v))
+			rep.Set(v.Name, "Race", labtest.RunCell(t, scenarios.Named(scenarios.All, "Race"), v))
 		}
 	}
 	for _, b := range readmeBlocks {

@@ -296,7 +296,7 @@ func writeGolden(t *testing.T, rep *report.Report) {
 // every step, down to which waiting delivery gets the lock.
 func TestTranscriptsRepeat(t *testing.T) {
 	for _, name := range []string{"Race", "Concurrent", "LockTimeout"} {
-		sc := scenarioNamed(t, name)
+		sc := scenarios.Named(scenarios.All, name)
 		for _, v := range variants.All {
 			if v.Name != "correct" && v.Name != "naive/checkthenact" && v.Name != "naive/deferred" {
 				continue
@@ -310,16 +310,6 @@ func TestTranscriptsRepeat(t *testing.T) {
 			})
 		}
 	}
-}
-
-func scenarioNamed(t *testing.T, name string) labtest.Scenario {
-	for _, sc := range scenarios.All {
-		if sc.Name == name {
-			return sc
-		}
-	}
-	t.Fatalf("no scenario %q", name)
-	return labtest.Scenario{}
 }
 
 // scenarioInfos is what the report says of every column.

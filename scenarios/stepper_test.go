@@ -11,6 +11,7 @@ import (
 
 	"idemlab/lab/labtest"
 	"idemlab/lab/report"
+	"idemlab/scenarios"
 	"idemlab/variants"
 )
 
@@ -36,7 +37,7 @@ func TestStepper(t *testing.T) {
 	var mu sync.Mutex
 	out := &report.Stepper{}
 	for _, name := range stepperScenarios {
-		sc := scenarioNamed(t, name)
+		sc := scenarios.Named(scenarios.All, name)
 		t.Run(name, func(t *testing.T) {
 			for _, v := range variants.All {
 				t.Run(v.Name, func(t *testing.T) {

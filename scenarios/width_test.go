@@ -10,6 +10,7 @@ import (
 
 	"idemlab/lab/labtest"
 	"idemlab/lab/report"
+	"idemlab/scenarios"
 	"idemlab/variants"
 )
 
@@ -68,7 +69,7 @@ func TestGoldenTranscriptsFit(t *testing.T) {
 // a line, it loses none.
 func TestTranscriptsFit(t *testing.T) {
 	for _, name := range []string{"Race", "ConflictRace", "LockTimeout", "PayloadConflict", "Rollback", "SchemaGuards"} {
-		sc := scenarioNamed(t, name)
+		sc := scenarios.Named(scenarios.All, name)
 		for _, v := range variants.All {
 			if v.Name != "correct" && v.Name != "naive/checkthenact" && v.Name != "naive/deferred" {
 				continue
