@@ -17,10 +17,9 @@ import (
 // sync.Mutex held for the whole of Process. In one process no two
 // deliveries pass the check together, so the race is gone. But the credit
 // and the inbox row still commit one at a time: a fault or a crash between
-// them leaves one without the other. When the round was run the check hung
-// on it (the lab parked a delivery holding the lock, and the other waited
-// for it where the lab could not see); the lab now schedules deliveries
-// that wait on a Go lock, and the check rejects the fix for what it does.
+// them leaves one without the other. The lab schedules deliveries that
+// wait on a Go lock (lab/labtest/golock.go), so the check judges the fix
+// for what it does, and rejects it.
 func TestGalleryGoLock(t *testing.T) {
 	v := checkthenact.Variant
 	v.Name, v.Mistake = "gallery/checkthenact/mutex-around-process", "the check-then-act behind a mutex"
