@@ -24,6 +24,19 @@ import (
 	"idemlab/webhook"
 )
 
+// usageLine is the provider's synopsis.
+const usageLine = "usage: go run ./cmd/provider [-id ID] [-amount N] [-copies N] [more flags]   (-h lists them)"
+
+// flagsOnly refuses what the command line holds besides flags: flag
+// parsing stops at the first word that is not a flag, so in
+// "provider evt-2 -amount 300" every flag after evt-2 would be ignored.
+func flagsOnly(args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("takes flags only, not %q: the event is -id, its amount -amount", args)
+	}
+	return nil
+}
+
 func main() {
 	url := flag.String("url", "http://"+fleet.ReceiverAddr, "the receiver's base `URL`")
 	source := flag.String("source", "provider-a", "the `provider` to send as (its secret signs)")
@@ -35,6 +48,10 @@ func main() {
 	timeout := flag.Duration("timeout", webhook.DefaultTimeout, "give an attempt up after `d`")
 	curl := flag.Bool("curl", false, "print a signed curl command instead of sending")
 	flag.Parse()
+	if err := flagsOnly(flag.Args()); err != nil {
+		fmt.Fprintf(os.Stderr, "provider: %v\n%s\n", err, usageLine)
+		os.Exit(2)
+	}
 
 	p, err := fleet.Provider(*url, *source)
 	if err != nil {

@@ -15,33 +15,81 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 
 	"idemlab/fleet"
 )
 
 func main() {
-	addr := flag.String("addr", fleet.ReceiverAddr, "`address` to listen on")
-	path := flag.String("db", filepath.Join(os.TempDir(), "idemlab-fleet.db"), "database `file`, created when missing")
-	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: receiver [-addr host:port] [-db file] VARIANT\n")
-		flag.PrintDefaults()
+	opts, err := parseArgs(os.Args[1:], os.Stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return
+	case err != nil:
+		os.Exit(2) // parseArgs has said what and printed the usage
 	}
-	flag.Parse()
-	name := "correct"
-	if flag.NArg() > 0 {
-		name = flag.Arg(0)
-	}
-	if err := run(name, *addr, *path); err != nil {
+	if err := run(opts.name, opts.addr, opts.path); err != nil {
 		fmt.Fprintln(os.Stderr, "receiver:", err)
 		os.Exit(1)
 	}
+}
+
+// usageLine is the receiver's synopsis.
+const usageLine = "usage: go run ./cmd/receiver [-addr host:port] [-db file] [VARIANT]   (-h for more)"
+
+// defaultDB is the database file's name in the temporary directory unless
+// -db names another; docs/http.md names it (TestDocsNameTheDatabase).
+const defaultDB = "idemlab-fleet.db"
+
+// options are what the command line asks for: the variant to serve, where,
+// and on which database file.
+type options struct{ name, addr, path string }
+
+// parseArgs reads the command line. Flags are honoured before or after the
+// variant (receiver naive/checkthenact -addr 127.0.0.1:8081), the variant
+// is correct unless one is named, and anything more is refused: a usage
+// error is said in one line, then the usage line, on output.
+func parseArgs(args []string, output io.Writer) (options, error) {
+	fs := flag.NewFlagSet("receiver", flag.ContinueOnError)
+	fs.SetOutput(output)
+	opts := options{name: "correct"}
+	fs.StringVar(&opts.addr, "addr", fleet.ReceiverAddr, "`address` to listen on")
+	fs.StringVar(&opts.path, "db", filepath.Join(os.TempDir(), defaultDB), "database `file`, created when missing")
+	fs.Usage = func() {} // flag says the error itself; the usage is printed below
+	var named []string
+	for {
+		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(output, strings.TrimSuffix(usageLine, "   (-h for more)"))
+			fs.PrintDefaults()
+			return opts, err
+		} else if err != nil {
+			fmt.Fprintln(output, usageLine)
+			return opts, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		named, args = append(named, fs.Arg(0)), fs.Args()[1:]
+	}
+	switch len(named) {
+	case 0:
+	case 1:
+		opts.name = named[0]
+	default:
+		err := fmt.Errorf("one variant at a time, not %d: %s", len(named), strings.Join(named, " "))
+		fmt.Fprintf(output, "receiver: %v\n%s\n", err, usageLine)
+		return opts, err
+	}
+	return opts, nil
 }
 
 func run(name, addr, path string) error {
