@@ -306,7 +306,7 @@ func (om *orderMachine) Repeat(t *rapid.T) { om.deliver(t, "pay again", om.known
 
 func (om *orderMachine) deliver(t *rapid.T, what string, e lab.Event) {
 	mark := om.c.Transcript.Len()
-	a := om.db.Attempt(e)
+	a := om.db.Deliver(e, labtest.Delivery{Unchecked: true})
 	om.story.add("%s %s: %v", what, om.show(e), a)
 	om.settle(t, [][]labtest.Answer{{a}}, mark)
 }
@@ -321,7 +321,7 @@ func (om *orderMachine) Fault(t *rapid.T) {
 	f := labtest.Fault{When: drawWhen(t), N: rapid.IntRange(1, 6).Draw(t, "statement")}
 	mark := om.c.Transcript.Len()
 	fault := om.db.Inject(f)
-	a := om.db.Attempt(e)
+	a := om.db.Deliver(e, labtest.Delivery{Unchecked: true})
 	om.db.Lift()
 	om.story.add("pay %s with a fault %s statement %d: %v%s", om.show(e), f.When, f.N, a, indented(om.c.Transcript.From(mark)))
 	if fault.Fired() == 0 {
@@ -338,8 +338,8 @@ func (om *orderMachine) Crash(t *rapid.T) {
 	e := om.fresh(t)
 	when, n := drawWhen(t), rapid.IntRange(1, 6).Draw(t, "statement")
 	mark := om.c.Transcript.Len()
-	killed, a := om.db.Crash(e, when, n)
-	if !killed {
+	a := om.db.Deliver(e, labtest.Delivery{Kill: when, KillAt: n})
+	if !a.Killed {
 		om.story.add("pay %s, to be killed %s statement %d, which it never reaches: %v", om.show(e), when, n, a)
 		om.settle(t, [][]labtest.Answer{{a}}, mark)
 		return
@@ -643,7 +643,7 @@ var oneActivation = orderGuarantee{
 			{pay("provider-b", "evt-1", 42, 500), lab.Duplicate},
 			{pay("provider-a", "evt-3", 43, 700), lab.Applied},
 		} {
-			if a := db.Attempt(step.e); a.Err != nil || a.Outcome != step.want {
+			if a := db.Deliver(step.e, labtest.Delivery{Unchecked: true}); a.Err != nil || a.Outcome != step.want {
 				r.Errorf("%s: Process(%+v) = %v, want %v", a.Session, payment(step.e), a, step.want)
 			}
 		}
@@ -722,15 +722,15 @@ var orderFaults = orderGuarantee{
 				c := r.Child()
 				db := c.Open(labtest.Account{ID: 42})
 				f := db.Inject(labtest.Fault{When: when, N: k})
-				a := db.Attempt(e1)
+				a := db.Deliver(e1, labtest.Delivery{Unchecked: true})
 				fired = fired || f.Fired() > 0
 				db.Lift()
 				if a.Err != nil {
-					if a = db.Attempt(e1); a.Err != nil {
+					if a = db.Deliver(e1, labtest.Delivery{Unchecked: true}); a.Err != nil {
 						c.Errorf("%s: the retry of %+v = %v, want applied or duplicate", a.Session, payment(e1), a)
 					}
 				}
-				if a := db.Attempt(e2); a.Err != nil || a.Outcome != lab.Duplicate {
+				if a := db.Deliver(e2, labtest.Delivery{Unchecked: true}); a.Err != nil || a.Outcome != lab.Duplicate {
 					c.Errorf("%s: Process(%+v) = %v, want duplicate", a.Session, payment(e2), a)
 				}
 				wantOrders(c, db, map[int64]int{42: 1}, e1, e2)

@@ -221,7 +221,7 @@ var (
 		Run: func(r *labtest.Run) {
 			db := r.Open()
 			db.Inject(labtest.Fault{When: labtest.After, Op: labtest.OpCommit})
-			r.WantError(db.Attempt(plainEvt), labtest.ErrInjected)
+			r.WantError(db.Deliver(plainEvt, labtest.Delivery{Unchecked: true}), labtest.ErrInjected)
 			db.Lift()
 			r.WantOutcome(db.Deliver(plainEvt), lab.Duplicate)
 		}}

@@ -384,7 +384,7 @@ func (lm *ledgerMachine) Invalid(t *rapid.T) {
 // deliver delivers e and settles its answer with the model.
 func (lm *ledgerMachine) deliver(t *rapid.T, what string, e lab.Event) {
 	mark := lm.c.Transcript.Len()
-	a := lm.db.Attempt(e)
+	a := lm.db.Deliver(e, labtest.Delivery{Unchecked: true})
 	lm.story.add("%s %s: %v", what, scenarios.ShowEvent(e), a)
 	lm.settle(t, [][]labtest.Answer{{a}}, mark, nil)
 }
@@ -454,7 +454,7 @@ func (lm *ledgerMachine) Refused(t *rapid.T) {
 	f := lm.db.Inject(labtest.Fault{When: labtest.Before, Op: labtest.OpInsert, Table: "inbox",
 		Rewrite: replaceValue(rw.old(e), rw.new(e))})
 	mark := lm.c.Transcript.Len()
-	a := lm.db.Attempt(e)
+	a := lm.db.Deliver(e, labtest.Delivery{Unchecked: true})
 	lm.db.Lift()
 	fired := f.Fired()
 	if fired == 0 && lm.settleLost(t, what, a, lost, mark) {
@@ -490,7 +490,7 @@ func (lm *ledgerMachine) Lost(t *rapid.T) {
 	what := "deliver " + scenarios.ShowEvent(e)
 	lost := lm.loseConnection()
 	mark := lm.c.Transcript.Len()
-	a := lm.db.Attempt(e)
+	a := lm.db.Deliver(e, labtest.Delivery{Unchecked: true})
 	lm.db.Lift()
 	if lm.settleLost(t, what, a, lost, mark) {
 		return
@@ -542,7 +542,7 @@ func (lm *ledgerMachine) MisCredit(t *rapid.T) {
 	f := lm.db.Inject(labtest.Fault{When: labtest.Before, Op: labtest.OpUpdate, Table: "accounts",
 		Rewrite: replaceValue(e.AccountID, int64(missingAccount))})
 	mark := lm.c.Transcript.Len()
-	a := lm.db.Attempt(e)
+	a := lm.db.Deliver(e, labtest.Delivery{Unchecked: true})
 	lm.db.Lift()
 	lm.story.add("deliver %s with the credit's account missing: %v", scenarios.ShowEvent(e), a)
 	if f.Fired() == 0 {
@@ -560,7 +560,7 @@ func (lm *ledgerMachine) Fault(t *rapid.T) {
 	f := labtest.Fault{When: drawWhen(t), N: rapid.IntRange(1, 7).Draw(t, "statement")}
 	mark := lm.c.Transcript.Len()
 	fault := lm.db.Inject(f)
-	a := lm.db.Attempt(e)
+	a := lm.db.Deliver(e, labtest.Delivery{Unchecked: true})
 	lm.db.Lift()
 	if fault.Fired() == 0 {
 		lm.story.add("deliver %s with a fault %s statement %d, which it never reaches: %v", scenarios.ShowEvent(e), f.When, f.N, a)
@@ -583,8 +583,8 @@ func (lm *ledgerMachine) Crash(t *rapid.T) {
 		die(n)
 		defer die(0)
 	}
-	killed, a := lm.db.Crash(e, when, n)
-	if !killed {
+	a := lm.db.Deliver(e, labtest.Delivery{Kill: when, KillAt: n})
+	if !a.Killed {
 		lm.story.add("deliver %s, to be killed %s statement %d, which it never reaches: %v", scenarios.ShowEvent(e), when, n, a)
 		lm.settle(t, [][]labtest.Answer{{a}}, mark, nil)
 		return

@@ -299,20 +299,20 @@ func (mj *mailJobs) relayStep(lm *ledgerMachine, t *rapid.T) {
 	mark := lm.c.Transcript.Len()
 	switch rapid.IntRange(0, 3).Draw(t, "how the relay goes") {
 	case 0, 1:
-		a := lm.db.Attempt(job("relay"))
+		a := lm.db.Deliver(job("relay"), labtest.Delivery{Unchecked: true})
 		lm.story.add("the relay runs%s: %s%s", post, jobString(a), indented(lm.c.Transcript.From(mark)))
 	case 2:
 		f := labtest.Fault{When: drawWhen(t), N: rapid.IntRange(1, 4).Draw(t, "statement")}
 		lm.db.Inject(f)
-		a := lm.db.Attempt(job("relay"))
+		a := lm.db.Deliver(job("relay"), labtest.Delivery{Unchecked: true})
 		lm.db.Lift()
 		lm.story.add("the relay runs%s with a fault %s statement %d: %s%s", post, f.When, f.N, jobString(a), indented(lm.c.Transcript.From(mark)))
 	case 3:
 		when, n := drawWhen(t), rapid.IntRange(1, 4).Draw(t, "statement")
 		post.dieAt(n)
-		killed, a := lm.db.Crash(job("relay"), when, n)
+		a := lm.db.Deliver(job("relay"), labtest.Delivery{Kill: when, KillAt: n})
 		post.dieAt(0)
-		if !killed {
+		if !a.Killed {
 			lm.story.add("the relay runs%s, to be killed %s statement %d, which it never reaches: %s%s", post, when, n, jobString(a),
 				indented(lm.c.Transcript.From(mark)))
 			break
@@ -479,7 +479,7 @@ func oneReceiptPerCredit(s outbox.Service, mail *postman) labtest.Scenario {
 			// up to three times.
 			deliver := func(e lab.Event) {
 				for range 3 {
-					if a := db.Attempt(e); a.Err == nil {
+					if a := db.Deliver(e, labtest.Delivery{Unchecked: true}); a.Err == nil {
 						return
 					}
 				}
@@ -496,7 +496,7 @@ func oneReceiptPerCredit(s outbox.Service, mail *postman) labtest.Scenario {
 			relay()
 
 			db.Inject(labtest.Fault{When: labtest.Before, Op: labtest.OpCommit})
-			db.Attempt(event("evt-3")) // fails, and is never retried
+			db.Deliver(event("evt-3"), labtest.Delivery{Unchecked: true}) // fails, and is never retried
 			db.Lift()
 			relay()
 

@@ -257,14 +257,14 @@ func (pj *purgeJobs) purgeNow(lm *ledgerMachine, t *rapid.T, prefix string) {
 			indented(lm.c.Transcript.From(mark)))
 		lm.settleRace(t, answers, before, mark)
 	case 0, 1:
-		a := lm.db.Attempt(job("purge"))
+		a := lm.db.Deliver(job("purge"), labtest.Delivery{Unchecked: true})
 		lm.story.add("%spurge at %s: %s", prefix, showTime(now), jobAnswer(a, pj.purgedBy(a.Session)))
 		p := pj.runOf(lm, []labtest.Answer{a})
 		pj.settle(lm, t, p, before, mark)
 	case 2:
 		f := labtest.Fault{When: drawWhen(t), N: rapid.IntRange(1, 3).Draw(t, "statement")}
 		lm.db.Inject(f)
-		a := lm.db.Attempt(job("purge"))
+		a := lm.db.Deliver(job("purge"), labtest.Delivery{Unchecked: true})
 		lm.db.Lift()
 		lm.story.add("%spurge at %s with a fault %s statement %d: %s%s", prefix, showTime(now), f.When, f.N, jobAnswer(a, pj.purgedBy(a.Session)),
 			indented(lm.c.Transcript.From(mark)))
@@ -272,8 +272,8 @@ func (pj *purgeJobs) purgeNow(lm *ledgerMachine, t *rapid.T, prefix string) {
 		pj.settle(lm, t, p, before, mark)
 	case 3:
 		when, n := drawWhen(t), rapid.IntRange(1, 3).Draw(t, "statement")
-		killed, a := lm.db.Crash(job("purge"), when, n)
-		if !killed {
+		a := lm.db.Deliver(job("purge"), labtest.Delivery{Kill: when, KillAt: n})
+		if !a.Killed {
 			lm.story.add("%spurge at %s, to be killed %s statement %d, which it never reaches: %s", prefix, showTime(now), when, n,
 				jobAnswer(a, pj.purgedBy(a.Session)))
 			p := pj.runOf(lm, []labtest.Answer{a})

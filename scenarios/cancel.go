@@ -30,7 +30,7 @@ func Cancel(r *labtest.Run) {
 		}
 		try(what+", cancelled before the call", func(c *labtest.Run) {
 			db, e := cancelSetup(c, repeat)
-			c.WantError(db.AttemptCancelled(e), lab.ErrBusy)
+			c.WantError(db.Deliver(e, labtest.Delivery{Unchecked: true, Cancelled: true}), lab.ErrBusy)
 			finishAfterCancel(c, db, e, repeat)
 		})
 		try(what+", cancelled as its COMMIT starts", func(c *labtest.Run) {
@@ -40,7 +40,7 @@ func Cancel(r *labtest.Run) {
 			// short-deadline deliveries; here it happens every time.
 			db, e := cancelSetup(c, repeat)
 			db.Inject(labtest.Fault{When: labtest.Before, Op: labtest.OpCommit, Cancel: true, Err: sql.ErrTxDone})
-			a := db.Attempt(e)
+			a := db.Deliver(e, labtest.Delivery{Unchecked: true})
 			db.Lift()
 			if !errors.Is(a.Err, lab.ErrBusy) && !(repeat && a.Err == nil && a.Outcome == lab.Duplicate) {
 				c.Errorf("%s: Process(%v) = %v when its caller cancelled as COMMIT started, want busy", a.Session, e, a)
@@ -55,7 +55,7 @@ func Cancel(r *labtest.Run) {
 			try(fmt.Sprintf("%s, cancelled after statement %d", what, k), func(c *labtest.Run) {
 				db, e := cancelSetup(c, repeat)
 				f := db.Inject(labtest.Fault{When: labtest.After, N: k, Cancel: true})
-				a := db.Attempt(e)
+				a := db.Deliver(e, labtest.Delivery{Unchecked: true})
 				db.Lift()
 				if f.Fired() == 0 {
 					return // the delivery has fewer than k statements

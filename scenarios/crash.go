@@ -48,8 +48,8 @@ func Crash(r *labtest.Run) {
 				held := r.Case(fmt.Sprintf("%s, killed %s statement %d", j.name, when, k), func(c *labtest.Run) {
 					db := j.open(c)
 					e := credit("evt-7", 500)
-					killed, a := db.Crash(e, when, k)
-					if !killed {
+					a := db.Deliver(e, labtest.Delivery{Kill: when, KillAt: k})
+					if !a.Killed {
 						clean = true
 						c.WantOutcome(a, lab.Applied)
 						return

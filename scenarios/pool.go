@@ -23,7 +23,7 @@ func PoolOfOne(r *labtest.Run) {
 		e    lab.Event
 		want lab.Outcome
 	}{{e, lab.Applied}, {e, lab.Duplicate}} {
-		r.WantOutcome(db.AttemptWithin(c.e, patience), c.want)
+		r.WantOutcome(db.Deliver(c.e, labtest.Delivery{Unchecked: true, Within: patience}), c.want)
 	}
 	r.WantBalance(db, 1, 500)
 	r.WantInbox(db, 1)

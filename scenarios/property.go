@@ -461,7 +461,7 @@ func (lm *ledgerMachine) Fault(t *rapid.T) {
 	want, wantErr := lm.m.expect(e)
 	mark := lm.c.Transcript.Len()
 	fault := lm.db.Inject(f)
-	a := lm.db.Attempt(e)
+	a := lm.db.Deliver(e, labtest.Delivery{Unchecked: true})
 	lm.db.Lift()
 	lm.story.add("deliver %s with a fault %s statement %d: %v\n%s", ShowEvent(e), f.When, f.N, a, indentText(lm.c.Transcript.From(mark)))
 	if fault.Fired() == 0 {
@@ -483,7 +483,7 @@ func (lm *ledgerMachine) Fault(t *rapid.T) {
 	if kept {
 		want, wantErr = lab.Duplicate, nil
 	}
-	a = lm.db.Attempt(e)
+	a = lm.db.Deliver(e, labtest.Delivery{Unchecked: true})
 	lm.story.add("redeliver %s: %v", ShowEvent(e), a)
 	lm.check(t, a, want, wantErr)
 }
@@ -503,7 +503,7 @@ func (lm *ledgerMachine) Refused(t *rapid.T) {
 	}
 	fault := lm.db.Inject(labtest.Fault{When: labtest.Before, Op: labtest.OpInsert, Table: "inbox", Rewrite: zeroAmount(e.Amount)})
 	want, wantErr := lm.m.expect(e)
-	a := lm.db.Attempt(e)
+	a := lm.db.Deliver(e, labtest.Delivery{Unchecked: true})
 	lm.db.Lift()
 	if fault.Fired() == 0 {
 		lm.story.add("deliver %s (its INSERT's amount could not be rewritten to 0: a plain delivery): %v", ShowEvent(e), a)
@@ -525,7 +525,7 @@ func (lm *ledgerMachine) Locked(t *rapid.T) {
 		return
 	}
 	release := lm.db.HoldWriteLock()
-	a := lm.db.AttemptWithin(e, 50*time.Millisecond)
+	a := lm.db.Deliver(e, labtest.Delivery{Unchecked: true, Within: 50 * time.Millisecond})
 	release()
 	lm.story.add("deliver %s while another connection holds the write lock, giving up after 50 ms: %v", ShowEvent(e), a)
 	lm.checkLocked(t, e, a)
@@ -535,9 +535,9 @@ func (lm *ledgerMachine) Locked(t *rapid.T) {
 // and a cancelled context closes the connection: both tables are locked
 // the way SQLite's write lock locks the file (EXCLUSIVE mode lets only
 // plain reads through), and the lab cancels the delivery's statement on
-// the server as soon as it is seen waiting (see AttemptWhileLocked).
+// the server as soon as it is seen waiting (labtest.Delivery.WhileLocked).
 func (lm *ledgerMachine) lockedPostgres(t *rapid.T, e lab.Event) {
-	a := lm.db.AttemptWhileLocked(e, "LOCK TABLE inbox, accounts IN EXCLUSIVE MODE")
+	a := lm.db.Deliver(e, labtest.Delivery{Unchecked: true, WhileLocked: []string{"LOCK TABLE inbox, accounts IN EXCLUSIVE MODE"}})
 	lm.story.add("deliver %s while another connection holds both tables, cancelled once seen waiting: %v", ShowEvent(e), a)
 	lm.checkLocked(t, e, a)
 }
@@ -595,13 +595,13 @@ func (lm *ledgerMachine) Race(t *rapid.T) {
 	lm.fail(t, "two deliveries at once, schedule %s = %v: neither order explains it (%s)", schedule, answers, strings.Join(why, "; "))
 }
 
-// deliver delivers e and checks the answer against the model's. It uses
-// Attempt rather than Deliver: Check, comparing the database with the
+// deliver delivers e and checks the answer against the model's. It
+// delivers Unchecked: Check, comparing the database with the
 // model after every action, already checks that a failed attempt or a
 // duplicate changed nothing.
 func (lm *ledgerMachine) deliver(t *rapid.T, what string, e lab.Event) {
 	want, wantErr := lm.m.expect(e)
-	a := lm.db.Attempt(e)
+	a := lm.db.Deliver(e, labtest.Delivery{Unchecked: true})
 	lm.story.add("%s %s: %v", what, ShowEvent(e), a)
 	lm.check(t, a, want, wantErr)
 	lm.m.apply(e)

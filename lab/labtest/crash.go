@@ -9,7 +9,7 @@ import (
 	"idemlab/lab"
 )
 
-// Crash tests need a process to die mid-delivery: not an error the handler
+// Crash tests (Delivery.Kill) need a process to die mid-delivery: not an error the handler
 // sees, but a death that leaves the database files as the operating system
 // had them at that instant. What SQLite finds after a SIGKILL is exactly
 // that: every write() the process made is in the operating system's page
@@ -19,7 +19,7 @@ import (
 // at the chosen statement the hook copies the database file and its
 // journal, WAL and shared-memory files, byte for byte, and from then on the
 // delivery is dead — its statements are refused, nothing it does is logged,
-// and its answer is never seen. Crash then closes the pool, puts the copies
+// and its answer is never seen. The lab then closes the pool, puts the copies
 // in place of the files the dead delivery went on to touch, and opens the
 // database again, as a restarted service would. TestCrashIsAKill holds the
 // copies to a real SIGKILL of a child process at every crash point of
@@ -42,26 +42,26 @@ var errKilled = errors.New("lab: the process was killed here")
 // the database itself, the rollback journal, the WAL and the WAL's index.
 var crashFiles = []string{"", "-journal", "-wal", "-shm"}
 
-// Crash delivers e as a new session and kills it on side when of its
-// statement n, and reopens the database afterwards. It reports whether the
-// delivery was killed; one that was not, because it has fewer than n
-// statements, ran clean and answered a.
-func (db *DB) Crash(e lab.Event, when When, n int) (killed bool, a Answer) {
+// crash delivers e as a new session and kills it on side when of its
+// statement n, and reopens the database afterwards (Delivery.Kill). Its
+// answer is Killed; a delivery with fewer than n statements ran clean and
+// answered.
+func (db *DB) crash(e lab.Event, when When, n int) Answer {
 	tb := db.run.tb
 	tb.Helper()
 	if db.pg != nil {
-		tb.Fatalf("Crash: a crash is SQLite's (PostgreSQL's recovery is the server's own)")
+		tb.Fatalf("Deliver(%v, Delivery{Kill: %v}): a crash is SQLite's (PostgreSQL's recovery is the server's own)", e, when)
 	}
 	session := db.run.nextSession()
 	f := db.Inject(Fault{When: when, N: n, Session: session, crash: true})
-	a = db.deliver(session, e, 0)
+	a := db.deliver(session, e, 0)
 	db.mu.Lock()
 	frozen := db.frozen
 	db.frozen = ""
 	db.mu.Unlock()
 	if f.fired == 0 {
 		f.spent = true
-		return false, a
+		return a
 	}
 	defer os.RemoveAll(frozen)
 	// What the dead delivery left running — an open transaction the pool
@@ -81,7 +81,7 @@ func (db *DB) Crash(e lab.Event, when When, n int) (killed bool, a Answer) {
 	}
 	db.run.Transcript.Note("", "(the process was killed: its files are as it left them; reopening the database)", "")
 	db.reopen()
-	return true, Answer{}
+	return Answer{Killed: true}
 }
 
 // reopen starts the service again after a crash: a new connection pool on

@@ -36,14 +36,14 @@ type killPoint struct {
 // so that the parent knows the death came from the crash fault.
 const killedMarker = "idemlab-killed-here"
 
-// TestCrashIsAKill holds Crash's copies to the real thing. At every crash
+// TestCrashIsAKill holds Delivery.Kill's copies to the real thing. At every crash
 // point of correct and of naive/effectfirst (which breaks at some of
 // them), in both journal modes, the test binary runs itself as a child
 // process that delivers with a crash fault: at the fault the lab takes its
-// copies of the database files, as Crash does, and then the child kills
+// copies of the database files, as Delivery.Kill does, and then the child kills
 // itself with SIGKILL. The files SIGKILL left must be the copies, byte for
 // byte: the database, its journal or WAL, and the WAL's index. That is why
-// Crash may stand for a killed process without starting one.
+// Delivery.Kill may stand for a killed process without starting one.
 func TestCrashIsAKill(t *testing.T) {
 	crashVariants := []lab.Variant{correct.Variant, effectfirst.Variant}
 	if raw := os.Getenv(killEnv); raw != "" {
@@ -205,7 +205,7 @@ func crashChild(t *testing.T, raw string, crashVariants []lab.Variant) {
 	db.close()
 }
 
-// TestKilledDeliveryIsGone holds Crash to what a dead process means: after
+// TestKilledDeliveryIsGone holds Delivery.Kill to what a dead process means: after
 // the kill, nothing the delivery's handler still does — the ROLLBACK of its
 // transaction, the error naive/swallow logs and carries on from, its
 // answer — runs on the kept files, is logged, or counts as an answer. A lab
@@ -216,9 +216,9 @@ func TestKilledDeliveryIsGone(t *testing.T) {
 	sc := Scenario{Name: "Killed", Run: func(r *Run) {
 		db := r.Open()
 		e := lab.Event{Source: "provider-a", EventID: "evt-7", AccountID: 1, Amount: 500}
-		killed, a := db.Crash(e, Before, 3) // before the UPDATE: the INSERT is undone
-		if !killed || a.Outcome != 0 || a.Err != nil {
-			t.Errorf("Crash(%v, before statement 3) = %v, %v, want killed and no answer", e, killed, a)
+		a := db.Deliver(e, Delivery{Kill: Before, KillAt: 3}) // before the UPDATE: the INSERT is undone
+		if !a.Killed || a.Outcome != 0 || a.Err != nil {
+			t.Errorf("Deliver(%v, killed before statement 3) = %+v, want killed and no answer", e, a)
 		}
 		text := r.Transcript.String()
 		for _, gone := range []string{"A4:", "A: answer", "ROLLBACK", "the handler is told", "crediting the account failed"} {

@@ -56,7 +56,7 @@ type DB struct {
 	busy    map[string]int                // sessions inside Process
 	cancels map[string]context.CancelFunc // each delivery's caller, for Fault.Cancel
 	blinded map[string]bool               // sessions already reported by blind
-	dead    map[string]bool               // sessions a crash fault killed (see Crash)
+	dead    map[string]bool               // sessions a crash fault killed (see crash)
 	frozen  string                        // where die kept the files at the instant of a crash
 	snap    *sql.Stmt                     // snapshot's query, prepared on sql
 

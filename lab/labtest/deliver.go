@@ -11,42 +11,74 @@ import (
 // Handing events to the handler: the delivery verbs, the answer each one
 // gets, and what the lab checks around a single delivery.
 
+// Delivery says how Deliver hands its event over. The zero value is a
+// caller that waits for the answer, with the check that a failed or
+// duplicate delivery changed nothing.
+type Delivery struct {
+	// Unchecked leaves that check out: for a delivery whose answer may be
+	// lost after its work became durable (a fault after COMMIT), where an
+	// error with the event applied is the truth, and the redelivery must
+	// answer duplicate.
+	Unchecked bool
+	// Within is how long the caller waits for the answer before it gives
+	// up, as an HTTP handler's request context would; 0 is as long as it
+	// takes. A delivery still waiting for the lock then must answer busy
+	// (lab.ErrBusy wraps context.DeadlineExceeded), never duplicate.
+	Within time.Duration
+	// Cancelled is a caller that gave up before the call: the context is
+	// cancelled already, whatever Within says. The handler must answer
+	// busy and write nothing.
+	Cancelled bool
+	// WhileLocked, on PostgreSQL, are statements another connection runs
+	// first in a transaction it holds open, giving up on the delivery's
+	// behalf whenever one of the delivery's statements waits for its locks
+	// (see whileLocked).
+	WhileLocked []string
+	// Kill, when set, kills the process on that side of the delivery's
+	// statement number KillAt, and reopens the database (see crash). The
+	// answer is then Killed, and unchecked: a dead process answers nothing.
+	// A delivery with fewer statements runs clean and answers.
+	Kill   When
+	KillAt int
+}
+
 // Deliver hands e to the variant's handler as a new session and returns its
-// answer. Around the call it checks what a single delivery must guarantee: a
-// failed attempt and a duplicate leave the database as it was. (That an
-// applied or duplicate answer is backed by the inbox row is checked with the
-// other invariants, by Check.)
-func (db *DB) Deliver(e lab.Event) Answer {
-	before := db.snapshot()
-	a := db.Attempt(e)
-	after := db.snapshot()
-	if (a.Err != nil || a.Outcome == lab.Duplicate) && !before.equal(after) {
-		db.run.Errorf("%s: Process(%v) = %v, but the database changed: %s", a.Session, e, a, before.diff(after))
+// answer, as how says (at most one Delivery; none is the zero one). Around
+// the call it checks what a single delivery must guarantee, unless
+// Unchecked: a failed attempt and a duplicate leave the database as it
+// was. (That an applied or duplicate answer is backed by the inbox row is
+// checked with the other invariants, by Check.)
+func (db *DB) Deliver(e lab.Event, how ...Delivery) Answer {
+	if len(how) > 1 {
+		db.run.tb.Fatalf("Deliver(%v, %d Deliveries), want at most one", e, len(how))
 	}
-	return a
-}
-
-// Attempt is Deliver without the check that a failed attempt changed
-// nothing. It is for deliveries whose answer may be lost after their work
-// became durable — a fault after COMMIT, a crash — where an error with the
-// event applied is the truth, and the redelivery must answer duplicate.
-func (db *DB) Attempt(e lab.Event) Answer {
-	return db.deliver(db.run.nextSession(), e, 0)
-}
-
-// AttemptWithin is Attempt with a caller that gives up after d, as an HTTP
-// handler's request context would: a delivery still waiting for the lock
-// then must answer busy (lab.ErrBusy wraps context.DeadlineExceeded), never
-// duplicate.
-func (db *DB) AttemptWithin(e lab.Event, d time.Duration) Answer {
-	return db.deliver(db.run.nextSession(), e, d)
-}
-
-// AttemptCancelled is Attempt by a caller that gave up before the call: the
-// context is already cancelled. The handler must answer busy and write
-// nothing.
-func (db *DB) AttemptCancelled(e lab.Event) Answer {
-	return db.deliver(db.run.nextSession(), e, -1)
+	var d Delivery
+	if len(how) == 1 {
+		d = how[0]
+	}
+	timeout := d.Within
+	if d.Cancelled {
+		timeout = -1
+	}
+	if d.Kill != 0 {
+		return db.crash(e, d.Kill, d.KillAt)
+	}
+	deliver := func() Answer {
+		if d.Unchecked {
+			return db.deliver(db.run.nextSession(), e, timeout)
+		}
+		before := db.snapshot()
+		a := db.deliver(db.run.nextSession(), e, timeout)
+		after := db.snapshot()
+		if (a.Err != nil || a.Outcome == lab.Duplicate) && !before.equal(after) {
+			db.run.Errorf("%s: Process(%v) = %v, but the database changed: %s", a.Session, e, a, before.diff(after))
+		}
+		return a
+	}
+	if d.WhileLocked != nil {
+		return db.whileLocked(d.WhileLocked, deliver)
+	}
+	return deliver()
 }
 
 // deliver runs one delivery on a session and logs it. A timeout of 0 means
@@ -171,6 +203,9 @@ type Answer struct {
 	Event   lab.Event
 	Outcome lab.Outcome // zero when Err is set
 	Err     error
+	// Killed: the process was killed during the delivery (Delivery.Kill),
+	// which answered nothing.
+	Killed bool
 	// Took is how long Process ran before it answered, on the clock the
 	// run keeps: the bubble's fake one on SQLite, where a lock wait of five
 	// seconds takes five fake seconds and no real time.

@@ -116,7 +116,7 @@ func TestHoldDeliverySQLite(t *testing.T) {
 		db := r.Open()
 		e := lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 500}
 		release := db.HoldDelivery(e)
-		if a := db.AttemptWithin(e, time.Minute); !errors.Is(lab.Classify(a.Err), lab.ErrBusy) {
+		if a := db.Deliver(e, Delivery{Unchecked: true, Within: time.Minute}); !errors.Is(lab.Classify(a.Err), lab.ErrBusy) {
 			t.Errorf("a second delivery while one is stalled = %v, want busy", a)
 		}
 		if a := release(); a.Err == nil {
@@ -125,7 +125,7 @@ func TestHoldDeliverySQLite(t *testing.T) {
 		if n := db.InboxRows(); n != 0 {
 			t.Errorf("after the release: %d inbox rows, want 0", n)
 		}
-		if a := db.Attempt(e); a.Err != nil || a.Outcome != lab.Applied {
+		if a := db.Deliver(e, Delivery{Unchecked: true}); a.Err != nil || a.Outcome != lab.Applied {
 			t.Errorf("the redelivery = %v, want applied", a)
 		}
 		r.Close()

@@ -67,7 +67,7 @@ type Fault struct {
 	// rollback, sql.ErrTxDone).
 	Cancel bool
 
-	crash bool // kill the delivery instead (see Crash)
+	crash bool // kill the delivery instead (see crash)
 	spent bool
 	fired int
 

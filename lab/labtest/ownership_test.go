@@ -35,7 +35,7 @@ func TestLateRollbackBelongsToItsSession(t *testing.T) {
 		r := NewRun(t, plainBegin())
 		db := r.Open()
 		release := db.HoldWriteLock()
-		a := db.AttemptWithin(lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 5}, 50*time.Millisecond)
+		a := db.Deliver(lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 5}, Delivery{Unchecked: true, Within: 50 * time.Millisecond})
 		release()
 		if !errors.Is(a.Err, context.DeadlineExceeded) {
 			t.Fatalf("Process under a held lock = %v, want the deadline", a)
@@ -51,7 +51,7 @@ func TestLateRollbackBelongsToItsSession(t *testing.T) {
 		}
 
 		f := db.Inject(Fault{When: Before, N: 3})
-		b := db.Attempt(lab.Event{Source: "provider-a", EventID: "evt-2", AccountID: 1, Amount: 5})
+		b := db.Deliver(lab.Event{Source: "provider-a", EventID: "evt-2", AccountID: 1, Amount: 5}, Delivery{Unchecked: true})
 		if !errors.Is(b.Err, ErrInjected) || f.Fired() != 1 {
 			t.Errorf("B with a fault before statement 3 = %v, fired %d times; want the injected error, once:\n%s", b, f.Fired(), r.Transcript.String())
 		}
@@ -184,7 +184,7 @@ func TestBlindWaitIsNamed(t *testing.T) {
 				r := NewRun(t, v)
 				db := r.Open()
 				release := db.HoldWriteLock()
-				a := db.Attempt(lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 5})
+				a := db.Deliver(lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 5}, Delivery{Unchecked: true})
 				release()
 				if a.Err == nil {
 					t.Errorf("Process = %v, want an error", a)

@@ -281,41 +281,42 @@ func waitsFor(ctl *sql.DB, pid int64, among []int64) (bool, error) {
 	return yes, err
 }
 
-// AttemptWhileLocked delivers e while another connection holds the locks
-// that statements take, in a transaction it has not ended, and gives up on the delivery's behalf every time the server shows
-// one of its statements waiting for that connection: the lab cancels the
-// waiting statement with pg_cancel_backend, which fails it with 57014, a
-// busy error, and leaves the connection open. Once the delivery has
-// answered, the other connection rolls back. On PostgreSQL only.
+// whileLocked runs deliver while another connection holds the locks that
+// statements take, in a transaction it has not ended, and gives up on the
+// delivery's behalf every time the server shows one of its statements
+// waiting for that connection: the lab cancels the waiting statement with
+// pg_cancel_backend, which fails it with 57014, a busy error, and leaves the
+// connection open. Once the delivery has answered, the other connection
+// rolls back. On PostgreSQL only (Delivery.WhileLocked).
 //
-// It is what a caller's deadline is on SQLite (AttemptWithin while
+// It is what a caller's deadline is on SQLite (Delivery.Within while
 // HoldWriteLock holds), without its timing: the cancel is sent once the
 // wait is seen, the way the scheduler sees waits, never after a delay; a
 // context deadline would not do, because pgx answers a cancelled context
 // by closing the connection.
-func (db *DB) AttemptWhileLocked(e lab.Event, statements ...string) Answer {
+func (db *DB) whileLocked(statements []string, deliver func() Answer) Answer {
 	db.run.tb.Helper()
 	if db.pg == nil || db.pg.srv.engine != (postgresEngine{}) {
-		db.run.tb.Fatalf("AttemptWhileLocked: on PostgreSQL only; on SQLite use HoldWriteLock and AttemptWithin")
+		db.run.tb.Fatalf("Delivery.WhileLocked: on PostgreSQL only; on SQLite use HoldWriteLock and Delivery.Within")
 	}
 	ctx := context.Background()
 	c, err := db.sql.Conn(ctx)
 	if err != nil {
-		db.run.tb.Fatalf("AttemptWhileLocked: %v", err)
+		db.run.tb.Fatalf("Delivery.WhileLocked: %v", err)
 	}
 	defer c.Close()
 	var holder int64
 	if err := c.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&holder); err != nil {
-		db.run.tb.Fatalf("AttemptWhileLocked: %v", err)
+		db.run.tb.Fatalf("Delivery.WhileLocked: %v", err)
 	}
 	for _, st := range append([]string{"BEGIN"}, statements...) {
 		if _, err := c.ExecContext(ctx, st); err != nil {
-			db.run.tb.Fatalf("AttemptWhileLocked: %s: %v", st, err)
+			db.run.tb.Fatalf("Delivery.WhileLocked: %s: %v", st, err)
 		}
 	}
 	db.run.Transcript.Note("other", "BEGIN; "+strings.Join(statements, "; "), "holds its locks")
 	done := make(chan Answer, 1)
-	go func() { done <- db.Attempt(e) }()
+	go func() { done <- deliver() }()
 	var a Answer
 	deadline := time.Now().Add(stuckReal)
 	for waiting := true; waiting; {
@@ -333,7 +334,7 @@ func (db *DB) AttemptWhileLocked(e lab.Event, statements ...string) Answer {
 		}
 	}
 	if _, err := c.ExecContext(ctx, "ROLLBACK"); err != nil {
-		db.run.tb.Fatalf("AttemptWhileLocked: ROLLBACK: %v", err)
+		db.run.tb.Fatalf("Delivery.WhileLocked: ROLLBACK: %v", err)
 	}
 	db.run.Transcript.Note("other", "ROLLBACK", "releases its locks")
 	return a

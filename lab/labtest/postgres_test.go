@@ -316,7 +316,7 @@ func checkHold(t *testing.T, srv *Server, new func(*sql.DB) lab.Processor, hold 
 	if n := rows(); n != 0 {
 		wrong = append(wrong, fmt.Sprintf("holding: %d inbox rows seen from another connection, want 0", n))
 	}
-	if a := db.Attempt(e); !errors.Is(a.Err, lab.ErrBusy) {
+	if a := db.Deliver(e, Delivery{Unchecked: true}); !errors.Is(a.Err, lab.ErrBusy) {
 		wrong = append(wrong, fmt.Sprintf("holding: a second delivery = %v, want busy (it waits for the row)", a))
 	}
 	if a := release(); a.Err == nil {
@@ -325,7 +325,7 @@ func checkHold(t *testing.T, srv *Server, new func(*sql.DB) lab.Processor, hold 
 	if n := rows(); n != 0 {
 		wrong = append(wrong, fmt.Sprintf("released: %d inbox rows, want 0", n))
 	}
-	if a := db.Attempt(e); a.Err != nil || a.Outcome != lab.Applied {
+	if a := db.Deliver(e, Delivery{Unchecked: true}); a.Err != nil || a.Outcome != lab.Applied {
 		wrong = append(wrong, fmt.Sprintf("released: the redelivery = %v, want applied", a))
 	}
 	return wrong
@@ -351,7 +351,7 @@ func TestPostgresHoldDelivery(t *testing.T) {
 		caught string // the start of what it must get wrong
 	}{
 		{"lets the delivery finish", func(db *DB, e lab.Event) func() Answer {
-			db.Attempt(e)
+			db.Deliver(e, Delivery{Unchecked: true})
 			return failed
 		}, "holding: 1 inbox rows seen"},
 		{"stops before the INSERT", func(db *DB, e lab.Event) func() Answer {
@@ -450,7 +450,7 @@ func TestPostgresHoldDeliveryLosesTheConnection(t *testing.T) {
 		t.Errorf("HoldDelivery(%v) of a handler that ignores the error, released = %v, leaving %d inbox rows and balance %d, "+
 			"want an error, 0 rows and balance 0", e, a, rows, db.Balance(1))
 	}
-	if a := db.Attempt(e); a.Err != nil || a.Outcome != lab.Applied {
+	if a := db.Deliver(e, Delivery{Unchecked: true}); a.Err != nil || a.Outcome != lab.Applied {
 		t.Errorf("the redelivery = %v, want applied: the pool must have dropped the lost connection", a)
 	}
 }
