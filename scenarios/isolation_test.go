@@ -103,12 +103,12 @@ func TestIsolationTester(t *testing.T) {
 	if _, err := os.Stat(isolationTester); err != nil {
 		t.Fatalf("PostgreSQL's isolationtester: %v (Debian ships it in postgresql-client-15)", err)
 	}
-	admin, err := sql.Open("pgx", os.Getenv(labtest.EnvPostgres))
+	admin, err := sql.Open("pgx", os.Getenv(report.EnvPostgres))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer admin.Close()
-	conninfo, err := libpqConninfo(os.Getenv(labtest.EnvPostgres))
+	conninfo, err := libpqConninfo(os.Getenv(report.EnvPostgres))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"idemlab/correct"
 	"idemlab/lab"
 	"idemlab/lab/labtest"
+	"idemlab/lab/report"
 	"idemlab/naive/checkthenacttx"
 	"idemlab/naive/forupdate"
 )
@@ -116,7 +117,7 @@ func TestMariaDBClients(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the mariadb command-line client: %v (Debian ships it in mariadb-client)", err)
 	}
-	cl, err := newClients(bin, os.Getenv(labtest.EnvMariaDB))
+	cl, err := newClients(bin, os.Getenv(report.EnvMariaDB))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func TestMariaDBClientsCatchEdits(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the mariadb command-line client: %v", err)
 	}
-	cl, err := newClients(bin, os.Getenv(labtest.EnvMariaDB))
+	cl, err := newClients(bin, os.Getenv(report.EnvMariaDB))
 	if err != nil {
 		t.Fatal(err)
 	}

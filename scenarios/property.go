@@ -16,6 +16,7 @@ import (
 
 	"idemlab/lab"
 	"idemlab/lab/labtest"
+	"idemlab/lab/report"
 )
 
 // Property lets rapid invent the stories. A random sequence of actions —
@@ -149,7 +150,7 @@ func (r *recorder) readReport(msg string) (summary, reproduce string) {
 	}
 	env := "" // a PostgreSQL cell replays only with the server named
 	if strings.HasPrefix(r.name, "TestPostgres/") {
-		env = labtest.EnvPostgres + "=… "
+		env = report.EnvPostgres + "=… "
 	}
 	// On two lines, the pattern last, so that the command fits a transcript
 	// and still pastes whole into a shell.

@@ -217,12 +217,12 @@ func judge(t *testing.T, sc labtest.Scenario, v lab.Variant, cell *report.Cell, 
 // cell alone (one or more lines, see rerunCommand). go test indents a
 // failure's lines by 4 spaces per level of subtest, 20 for a cell of
 // TestPostgres, and the transcript is indented by 2 more: so every line is
-// at most labtest.TranscriptWidth runes, and fits 100 columns there.
+// at most report.TranscriptWidth runes, and fits 100 columns there.
 func explainFailure(sc labtest.Scenario, v lab.Variant, cell *report.Cell, rerun string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s breaks %s\n", v.Name, sc.Name)
 	wrap := func(s string, hang int) {
-		b.WriteString(report.WrapWidth("  "+s, 2+hang, labtest.TranscriptWidth)) // ends with a newline
+		b.WriteString(report.WrapWidth("  "+s, 2+hang, report.TranscriptWidth)) // ends with a newline
 	}
 	wrap(sc.Shows, 0)
 	if v.Mistake != "" {
@@ -248,7 +248,7 @@ func reproduce(sc labtest.Scenario, v lab.Variant) string {
 
 // rerunCommand is the command that runs the cell of test that pattern
 // selects, in strict mode, prefixed by env (an environment setting, or
-// ""), broken into lines that fit labtest.TranscriptWidth as a shell
+// ""), broken into lines that fit report.TranscriptWidth as a shell
 // reads them: the -run pattern on a line of its own.
 func rerunCommand(env, pattern string) string {
 	return env + "go test ./scenarios -count=1 -lab.strict \\\n  -run '" + pattern + "'\n"

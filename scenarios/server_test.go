@@ -40,12 +40,12 @@ func levels(isolations ...lab.Isolation) []labtest.Level {
 }
 
 var postgresSuite = suite{
-	name: "PostgreSQL", test: "TestPostgres", file: "postgres", env: labtest.EnvPostgres, need: labtest.NeedPostgres,
+	name: "PostgreSQL", test: "TestPostgres", file: "postgres", env: report.EnvPostgres, need: labtest.NeedPostgres,
 	scenarios: scenarios.Postgres, rows: postgresRows, levels: levels(lab.Isolations...),
 }
 
 var mariadbSuite = suite{
-	name: "MariaDB", test: "TestMariaDB", file: "mariadb", env: labtest.EnvMariaDB, need: labtest.NeedMariaDB,
+	name: "MariaDB", test: "TestMariaDB", file: "mariadb", env: report.EnvMariaDB, need: labtest.NeedMariaDB,
 	scenarios: scenarios.MariaDB, rows: mariadbRows,
 	// REPEATABLE READ twice: as the server's default has it, and with
 	// innodb_snapshot_isolation=ON, under which a read-first handler's

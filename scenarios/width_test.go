@@ -15,11 +15,11 @@ import (
 )
 
 // fits says which line of a rendered transcript is wider than
-// labtest.TranscriptWidth, counted in runes: the width that still fits 100
+// report.TranscriptWidth, counted in runes: the width that still fits 100
 // columns inside go test's indentation and an exercise story's.
 func fits(transcript string) error {
-	if line, n := report.WidestLine(transcript); n > labtest.TranscriptWidth {
-		return fmt.Errorf("a line of %d runes, want at most %d:\n%s", n, labtest.TranscriptWidth, line)
+	if line, n := report.WidestLine(transcript); n > report.TranscriptWidth {
+		return fmt.Errorf("a line of %d runes, want at most %d:\n%s", n, report.TranscriptWidth, line)
 	}
 	return nil
 }
@@ -38,8 +38,8 @@ func TestGoldenTranscriptsFit(t *testing.T) {
 	if fits(unwrappedRace) == nil {
 		t.Errorf("fits(the unwrapped rendering) = nil, want an error")
 	}
-	if err := fits(strings.Repeat("✓", labtest.TranscriptWidth) + "\n"); err != nil {
-		t.Errorf("fits(%d ✓) = %v, want nil: a width counts runes, not bytes", labtest.TranscriptWidth, err)
+	if err := fits(strings.Repeat("✓", report.TranscriptWidth) + "\n"); err != nil {
+		t.Errorf("fits(%d ✓) = %v, want nil: a width counts runes, not bytes", report.TranscriptWidth, err)
 	}
 	paths, err := filepath.Glob("testdata/transcripts/*/*.txt")
 	if err != nil || len(paths) == 0 {
@@ -64,7 +64,7 @@ func TestGoldenTranscriptsFit(t *testing.T) {
 
 // TestTranscriptsFit renders the transcripts of real runs, with their long
 // statements, errors and stories, and holds every line to
-// labtest.TranscriptWidth, and the text to every word of the lines the
+// report.TranscriptWidth, and the text to every word of the lines the
 // engine logged, in order: wrapping moves words and cuts a word longer than
 // a line, it loses none.
 func TestTranscriptsFit(t *testing.T) {
@@ -80,7 +80,7 @@ func TestTranscriptsFit(t *testing.T) {
 					sc.Run(r)
 					r.Close()
 					lines := r.Transcript.Lines()
-					text := report.RenderTranscript(lines, labtest.TranscriptWidth)
+					text := report.RenderTranscript(lines, report.TranscriptWidth)
 					if err := fits(text); err != nil {
 						t.Errorf("%s × %s: %v", v.Name, name, err)
 					}

@@ -55,7 +55,7 @@ func (db *DB) before(ctx context.Context, s *stmt) error {
 		return nil
 	}
 	err := f.failure(s)
-	db.run.Transcript.Step(s, &stmtResult{Err: err, Rows: -1, NotRun: true})
+	db.run.Transcript.step(s, &stmtResult{Err: err, Rows: -1, NotRun: true})
 	return err
 }
 
@@ -153,7 +153,7 @@ func (db *DB) after(ctx context.Context, s *stmt, r *stmtResult) error {
 	if sched != nil {
 		sched.turn(s.Session)
 	}
-	db.run.Transcript.Step(s, r)
+	db.run.Transcript.step(s, r)
 	db.mu.Lock()
 	aside := !r.InTx && len(db.txs[s.Session]) > 0 && s.Op != OpBegin && s.Op != OpCommit && s.Op != OpRollback
 	db.mu.Unlock()

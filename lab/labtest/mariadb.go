@@ -47,13 +47,6 @@ import (
 // max_statement_time 0 (no limit), so that no scheduled wait ends by a
 // timer.
 
-// EnvMariaDB names the environment variable that points the lab at a
-// MariaDB server, as a go-sql-driver/mysql DSN for a user that may create
-// databases and has the PROCESS privilege, e.g.
-// idemlab:idemlab@unix(/run/idemlab-mariadb/mariadbd.sock)/idemlab, which
-// .ci/mariadb-start prints. Without it the MariaDB tests skip.
-const EnvMariaDB = report.EnvMariaDB
-
 // untimedLockWait is innodb_lock_wait_timeout for OpenScheduled: the
 // largest the server takes, in seconds (about three years).
 const untimedLockWait = "100000000"
@@ -65,13 +58,13 @@ type mariadbEngine struct{}
 // returns nil and the reason when the variable is not set. The databases
 // the runs open on it are named after the returned Server's name.
 func connectMariaDB() (*Server, string, error) {
-	dsn := os.Getenv(EnvMariaDB)
+	dsn := os.Getenv(report.EnvMariaDB)
 	if dsn == "" {
-		return nil, EnvMariaDB + ` is not set: eval "$(.ci/mariadb-start)" to run the MariaDB suite`, nil
+		return nil, report.EnvMariaDB + ` is not set: eval "$(.ci/mariadb-start)" to run the MariaDB suite`, nil
 	}
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", EnvMariaDB, err)
+		return nil, "", fmt.Errorf("%s: %w", report.EnvMariaDB, err)
 	}
 	cfg.InterpolateParams = true
 	if cfg.Params == nil {
@@ -87,7 +80,7 @@ func connectMariaDB() (*Server, string, error) {
 	control := sql.OpenDB(c)
 	if err := control.Ping(); err != nil {
 		control.Close()
-		return nil, "", fmt.Errorf("connecting to %s=%s: %w", EnvMariaDB, dsn, err)
+		return nil, "", fmt.Errorf("connecting to %s=%s: %w", report.EnvMariaDB, dsn, err)
 	}
 	name := fmt.Sprintf("idemlab_%d_%d", os.Getpid(), time.Now().UnixNano()%1_000_000)
 	return &Server{admin: control, control: control, url: cfg.FormatDSN(), name: name, engine: mariadbEngine{}}, "", nil

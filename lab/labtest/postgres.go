@@ -33,13 +33,6 @@ import (
 // statement_timeout; OpenScheduled sets both to 0, which PostgreSQL reads
 // as no limit.
 
-// EnvPostgres names the environment variable that points the lab at a
-// PostgreSQL server, as a pgx connection string for a database the lab may
-// connect to as a role allowed to create databases, e.g.
-// postgres:///postgres?host=/var/run/postgresql. Without it the PostgreSQL
-// tests skip.
-const EnvPostgres = report.EnvPostgres
-
 // postgresEngine is the engine of a PostgreSQL server.
 type postgresEngine struct{}
 
@@ -47,9 +40,9 @@ type postgresEngine struct{}
 // a database for this process. It returns nil and the reason when the
 // variable is not set.
 func connectPostgres() (*Server, string, error) {
-	dsn := os.Getenv(EnvPostgres)
+	dsn := os.Getenv(report.EnvPostgres)
 	if dsn == "" {
-		return nil, EnvPostgres + " is not set: set it to a PostgreSQL connection string (e.g. postgres:///postgres?host=/var/run/postgresql) to run the PostgreSQL suite", nil
+		return nil, report.EnvPostgres + " is not set: set it to a PostgreSQL connection string (e.g. postgres:///postgres?host=/var/run/postgresql) to run the PostgreSQL suite", nil
 	}
 	admin, err := sql.Open("pgx", dsn)
 	if err != nil {
@@ -58,7 +51,7 @@ func connectPostgres() (*Server, string, error) {
 	name := fmt.Sprintf("idemlab_%d_%d", os.Getpid(), time.Now().UnixNano()%1_000_000)
 	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
 		admin.Close()
-		return nil, "", fmt.Errorf("CREATE DATABASE %s on %s=%s: %w", name, EnvPostgres, dsn, err)
+		return nil, "", fmt.Errorf("CREATE DATABASE %s on %s=%s: %w", name, report.EnvPostgres, dsn, err)
 	}
 	// The lab kills no server, so its commits need not wait for the disk:
 	// every interleaving sets up a schema of its own, and a synchronous
@@ -353,7 +346,7 @@ func (db *DB) whileLocked(statements []string, deliver func() Answer) Answer {
 // full and statements fail with 53200 "out of shared memory" (a
 // long-running one on this machine did that to the lab, in the middle of
 // an interleaving it had run cleanly before). The text is wrapped to
-// TranscriptWidth.
+// report.TranscriptWidth.
 func (postgresEngine) interference(srv *Server, serializable bool) string {
 	var locks int
 	var oldest string
@@ -371,7 +364,7 @@ func (postgresEngine) interference(srv *Server, serializable bool) string {
 			"since it began, until statements fail with 53200 out of shared memory. The server holds %d "+
 			"predicate locks now. %s", locks, hint)
 	}
-	return "\n" + strings.Join(wrapWords(hint, TranscriptWidth, 0), "\n")
+	return "\n" + strings.Join(wrapWords(hint, report.TranscriptWidth, 0), "\n")
 }
 
 // starved reads SQLSTATE class 53 (insufficient resources: out of shared

@@ -14,7 +14,7 @@ import (
 // Transcript is the story of one scenario run, one line per step, tagged by
 // session, in the order the steps finished. The engine keeps it as lines
 // (Lines); String renders them (report.RenderTranscript) to fit
-// TranscriptWidth:
+// report.TranscriptWidth:
 //
 //	A1: SELECT account_id, amount FROM inbox WHERE source =
 //	    'provider-a' AND event_id = 'evt-3'                           -> no row
@@ -37,8 +37,8 @@ type line struct {
 	note    string      // shown instead of a result: "<waiting>", "applied", …
 }
 
-// Step logs a statement and its result.
-func (t *Transcript) Step(s *stmt, r *stmtResult) {
+// step logs a statement and its result.
+func (t *Transcript) step(s *stmt, r *stmtResult) {
 	t.add(&line{session: s.Session, step: s.N, text: s.Text(), op: s.Op, result: r})
 }
 
@@ -89,7 +89,7 @@ func (t *Transcript) String() string { return t.From(0) }
 // wants only the part of a run that one step wrote.
 func (t *Transcript) From(n int) string {
 	lines := t.Lines()
-	return report.RenderTranscript(lines[min(n, len(lines)):], TranscriptWidth)
+	return report.RenderTranscript(lines[min(n, len(lines)):], report.TranscriptWidth)
 }
 
 // Lines returns the transcript as it is now, a report.Line per line: a
@@ -133,10 +133,6 @@ func kindOf(l report.Line) string {
 	}
 	return report.KindNote
 }
-
-// TranscriptWidth is the widest line, in runes, of a rendered transcript
-// (report.TranscriptWidth).
-const TranscriptWidth = report.TranscriptWidth
 
 // wrapWords is report.WrapWords, the way a transcript wraps, for the lab's
 // other text that goes in one.

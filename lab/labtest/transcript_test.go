@@ -12,10 +12,10 @@ import (
 func TestTranscriptRendering(t *testing.T) {
 	var tr Transcript
 	tr.Note("A", "deliver provider-a/evt\x00-1\x1b[31m", "")
-	tr.Step(&stmt{Session: "A", N: 1, Op: OpBegin, SQL: "BEGIN IMMEDIATE"}, &stmtResult{Rows: -1})
-	tr.Step(&stmt{Session: "A", N: 2, Op: OpUpdate, SQL: "UPDATE accounts SET balance = 1"},
+	tr.step(&stmt{Session: "A", N: 1, Op: OpBegin, SQL: "BEGIN IMMEDIATE"}, &stmtResult{Rows: -1})
+	tr.step(&stmt{Session: "A", N: 2, Op: OpUpdate, SQL: "UPDATE accounts SET balance = 1"},
 		&stmtResult{Rows: -1, NotRun: true, Err: errors.New("injected fault before statement 2")})
-	tr.Step(&stmt{Session: "B", N: 3, Op: OpUpdate, SQL: "UPDATE accounts SET balance = 2"},
+	tr.step(&stmt{Session: "B", N: 3, Op: OpUpdate, SQL: "UPDATE accounts SET balance = 2"},
 		&stmtResult{Rows: -1, Err: errors.New("disk I/O error")})
 	got := tr.String()
 	for _, want := range []string{
@@ -44,15 +44,15 @@ func raceTranscript() *Transcript {
 	unique := errors.New("constraint failed: UNIQUE constraint failed: inbox.source, inbox.event_id (1555)")
 	tr.Note("", "18 of 20 interleavings break a guarantee; the shortest:", "")
 	tr.Note("A", "deliver provider-a/evt-3 account=1 amount=500 ✓", "")
-	tr.Step(&stmt{Session: "A", N: 1, Op: OpSelect, SQL: sel}, &stmtResult{})
+	tr.step(&stmt{Session: "A", N: 1, Op: OpSelect, SQL: sel}, &stmtResult{})
 	tr.stepNote(&stmt{Session: "B", N: 1, Op: OpSelect, SQL: sel}, "<waiting>")
-	tr.Step(&stmt{Session: "A", N: 2, Op: OpUpdate, SQL: "UPDATE accounts SET balance = balance + 500 WHERE id = 1"},
+	tr.step(&stmt{Session: "A", N: 2, Op: OpUpdate, SQL: "UPDATE accounts SET balance = balance + 500 WHERE id = 1"},
 		&stmtResult{Rows: -1, RowsAffected: 1})
-	tr.Step(&stmt{Session: "A", N: 3, Op: OpInsert, SQL: ins}, &stmtResult{Rows: -1, RowsAffected: 1})
+	tr.step(&stmt{Session: "A", N: 3, Op: OpInsert, SQL: ins}, &stmtResult{Rows: -1, RowsAffected: 1})
 	tr.Note("A", "answer", "applied")
-	tr.Step(&stmt{Session: "B", N: 3, Op: OpInsert, SQL: ins}, &stmtResult{Rows: -1, Err: unique})
+	tr.step(&stmt{Session: "B", N: 3, Op: OpInsert, SQL: ins}, &stmtResult{Rows: -1, Err: unique})
 	tr.Note("B", "answer", "error (other error): "+unique.Error())
-	tr.Step(&stmt{Session: "C", N: 1, Op: OpSelect, SQL: "SELECT 1 WHERE event_id = '" + strings.Repeat("é", 150) + "'"}, &stmtResult{})
+	tr.step(&stmt{Session: "C", N: 1, Op: OpSelect, SQL: "SELECT 1 WHERE event_id = '" + strings.Repeat("é", 150) + "'"}, &stmtResult{})
 	tr.Note("", "schedule: A1 B1 A2 A3 B3", "")
 	tr.Note("", "FAIL: 2 deliveries = 1 applied, 0 duplicate, 1 error, want 1, 1, 0 (first error: B: error (other error): "+unique.Error()+")", "")
 	tr.Note("", "rapid: the story\n   A1: "+sel+"  -> no row\n", "")
@@ -93,16 +93,16 @@ func unwrappedFrom(t *Transcript) string {
 }
 
 // TestTranscriptFits requires every line of a rendered transcript to fit
-// TranscriptWidth, counted in runes, and every word of the unwrapped
+// report.TranscriptWidth, counted in runes, and every word of the unwrapped
 // rendering to be in it, in order: wrapping moves words, it loses none.
 func TestTranscriptFits(t *testing.T) {
 	tr := raceTranscript()
 	got := tr.String()
-	if line, n := report.WidestLine(got); n > TranscriptWidth {
-		t.Errorf("Transcript.String() has a line of %d runes, want at most %d:\n%s\nwhole:\n%s", n, TranscriptWidth, line, got)
+	if line, n := report.WidestLine(got); n > report.TranscriptWidth {
+		t.Errorf("Transcript.String() has a line of %d runes, want at most %d:\n%s\nwhole:\n%s", n, report.TranscriptWidth, line, got)
 	}
-	if _, n := report.WidestLine(unwrappedFrom(tr)); n <= TranscriptWidth {
-		t.Errorf("the unwrapped rendering's widest line = %d runes, want over %d: the check would pass it", n, TranscriptWidth)
+	if _, n := report.WidestLine(unwrappedFrom(tr)); n <= report.TranscriptWidth {
+		t.Errorf("the unwrapped rendering's widest line = %d runes, want over %d: the check would pass it", n, report.TranscriptWidth)
 	}
 	// A word longer than a line is cut: compare without whitespace.
 	squeeze := func(s string) string { return strings.Join(strings.Fields(s), "") }
@@ -128,7 +128,7 @@ func TestTranscriptFits(t *testing.T) {
 func TestTranscriptShortLines(t *testing.T) {
 	var tr Transcript
 	tr.Note("A", "deliver provider-a/evt-1", "")
-	tr.Step(&stmt{Session: "A", N: 1, Op: OpBegin, SQL: "BEGIN IMMEDIATE"}, &stmtResult{Rows: -1})
+	tr.step(&stmt{Session: "A", N: 1, Op: OpBegin, SQL: "BEGIN IMMEDIATE"}, &stmtResult{Rows: -1})
 	tr.stepNote(&stmt{Session: "B", N: 1, Op: OpBegin, SQL: "BEGIN IMMEDIATE"}, "<waiting>")
 	tr.Note("A", "answer", "applied")
 	want := "A: deliver provider-a/evt-1\n" +

@@ -29,12 +29,18 @@ const (
 	// command counts the cells done against it.
 	CellsMarker = "idemlab-cells: "
 	// EnvPostgres names the environment variable that points the tests
-	// at a PostgreSQL server, as a pgx connection string; the command
-	// runs the PostgreSQL matrices live only when it is set.
+	// at a PostgreSQL server, as a pgx connection string for a database
+	// the lab may connect to as a role allowed to create databases, e.g.
+	// postgres:///postgres?host=/var/run/postgresql. Without it the
+	// PostgreSQL tests skip, and the command runs no PostgreSQL matrix
+	// live.
 	EnvPostgres = "IDEMLAB_PG"
 	// EnvMariaDB names the environment variable that points the tests at
-	// a MariaDB server, as a go-sql-driver/mysql DSN; the command runs
-	// the MariaDB matrices live only when it is set.
+	// a MariaDB server, as a go-sql-driver/mysql DSN for a user that may
+	// create databases and has the PROCESS privilege, e.g.
+	// idemlab:idemlab@unix(/run/idemlab-mariadb/mariadbd.sock)/idemlab,
+	// which .ci/mariadb-start prints. Without it the MariaDB tests skip,
+	// and the command runs no MariaDB matrix live.
 	EnvMariaDB = "IDEMLAB_MARIADB"
 )
 
