@@ -162,11 +162,23 @@ func (r *Run) openMode(wal, untimed bool, accounts []Account) *DB {
 // attach opens the database file at path, already set up, with the run's
 // variant: its DSN through the hooking connector, and its handler on top.
 func (r *Run) attach(path string, wal bool) *DB {
+	db := r.newDB(path, r.Variant.DSN(path))
+	db.wal = wal
+	db.sql, db.own = db.openPool(), db.openPool()
+	// A story that closes only the handler's pool (db.Pool().Close()), or
+	// nothing, leaves none of the lab's connections behind in its bubble.
+	r.tb.Cleanup(func() { db.own.Close() })
+	db.proc = r.Variant.New(db.sql)
+	return db
+}
+
+// newDB is a DB of r's cell on the database at path, reached by dsn,
+// before its pools are open.
+func (r *Run) newDB(path, dsn string) *DB {
 	db := &DB{
 		Path:    path,
 		run:     r,
-		dsn:     r.Variant.DSN(path),
-		wal:     wal,
+		dsn:     dsn,
 		initial: map[int64]int64{},
 		steps:   map[string]int{},
 		txs:     map[string][]*openTx{},
@@ -177,13 +189,8 @@ func (r *Run) attach(path string, wal bool) *DB {
 	}
 	db.txEnded.L = &db.mu
 	db.labCtx, db.labCancel = context.WithCancel(context.Background())
-	db.labCtx.Done() // made now, inside the cell's bubble
+	db.labCtx.Done() // made now, inside the cell's bubble (none on a server)
 	r.cell.register(db)
-	db.sql, db.own = db.openPool(), db.openPool()
-	// A story that closes only the handler's pool (db.Pool().Close()), or
-	// nothing, leaves none of the lab's connections behind in its bubble.
-	r.tb.Cleanup(func() { db.own.Close() })
-	db.proc = r.Variant.New(db.sql)
 	return db
 }
 

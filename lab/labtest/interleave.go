@@ -45,7 +45,7 @@ func (r *Run) Interleavings(accounts []Account, sessions [][]lab.Event, want fun
 	var perms []tried
 	var explore func(plan []decision)
 	explore = func(plan []decision) {
-		c := r.child()
+		c := r.Child()
 		db := c.OpenScheduled(accounts...)
 		for _, f := range faults {
 			db.Inject(f)

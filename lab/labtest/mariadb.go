@@ -201,17 +201,7 @@ func (mariadbEngine) create(srv *Server, ns string, schema []string, accounts []
 	if _, err := c.ExecContext(ctx, "USE "+ns); err != nil {
 		return err
 	}
-	for _, st := range schema {
-		if _, err := c.ExecContext(ctx, st); err != nil {
-			return fmt.Errorf("schema: %w", err)
-		}
-	}
-	for _, a := range accounts {
-		if _, err := c.ExecContext(ctx, `INSERT INTO accounts (id, balance) VALUES (?, ?)`, a.ID, a.Balance); err != nil {
-			return fmt.Errorf("account %d: %w", a.ID, err)
-		}
-	}
-	return nil
+	return seed(ctx, c, schema, accounts, `INSERT INTO accounts (id, balance) VALUES (?, ?)`)
 }
 
 // reseed empties the tables with TRUNCATE TABLE, which makes each table

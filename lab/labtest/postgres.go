@@ -213,17 +213,7 @@ func (postgresEngine) create(srv *Server, ns string, schema []string, accounts [
 		return err
 	}
 	defer c.ExecContext(ctx, "RESET search_path")
-	for _, st := range schema {
-		if _, err := c.ExecContext(ctx, st); err != nil {
-			return fmt.Errorf("schema: %w", err)
-		}
-	}
-	for _, a := range accounts {
-		if _, err := c.ExecContext(ctx, `INSERT INTO accounts (id, balance) VALUES ($1, $2)`, a.ID, a.Balance); err != nil {
-			return fmt.Errorf("account %d: %w", a.ID, err)
-		}
-	}
-	return nil
+	return seed(ctx, c, schema, accounts, `INSERT INTO accounts (id, balance) VALUES ($1, $2)`)
 }
 
 // reseed empties the tables with DELETE and writes the accounts again.

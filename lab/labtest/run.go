@@ -86,9 +86,7 @@ func NewRun(tb testing.TB, v lab.Variant) *Run {
 // databases of its own, for one case of many (an interleaving, a fault
 // position, a property test case). Its invariants are checked by its own
 // Close.
-func (r *Run) Child() *Run { return r.child() }
-
-func (r *Run) child() *Run {
+func (r *Run) Child() *Run {
 	return &Run{Variant: r.Variant, tb: r.tb, templates: r.templates, pg: r.pg, cell: r.cell}
 }
 
@@ -468,7 +466,7 @@ func KindName(kind error) string {
 // could judge, r is neutral, and shows the first one's story. Case
 // reports whether the case broke no guarantee.
 func (r *Run) Case(name string, body func(c *Run)) bool {
-	c := r.child()
+	c := r.Child()
 	body(c)
 	c.Close()
 	if !c.Failed() {

@@ -207,17 +207,23 @@ func RunServerCell(t *testing.T, sc Scenario, v lab.Variant, srv *Server, level 
 	r.Transcript.Note("", srv.engine.setting(level), "")
 	sc.Run(r)
 	r.Close()
-	return &report.Cell{
-		Pass:         !r.Failed(),
-		Neutral:      r.neutralReason(),
-		Detail:       r.detail(),
-		Failures:     r.Failures(),
-		Where:        r.sites(),
-		ByLab:        r.foundByLab(),
-		Lines:        r.Transcript.Lines(),
-		Transcript:   r.Transcript.String(),
-		Permutations: r.Permutations,
+	return r.verdict("")
+}
+
+// seed runs schema's statements and inserts accounts, with insert, on c:
+// how an engine's create fills the namespace it has made c's own.
+func seed(ctx context.Context, c *sql.Conn, schema []string, accounts []Account, insert string) error {
+	for _, st := range schema {
+		if _, err := c.ExecContext(ctx, st); err != nil {
+			return fmt.Errorf("schema: %w", err)
+		}
 	}
+	for _, a := range accounts {
+		if _, err := c.ExecContext(ctx, insert, a.ID, a.Balance); err != nil {
+			return fmt.Errorf("account %d: %w", a.ID, err)
+		}
+	}
+	return nil
 }
 
 // serverDB is what a DB on a server keeps besides the pool: its namespace,
@@ -335,22 +341,8 @@ func (r *Run) openServer(accounts []Account, untimed bool) *DB {
 	if err != nil {
 		r.tb.Fatalf("connecting to %q: %v", dsn, err)
 	}
-	db := &DB{
-		Path:    path,
-		run:     r,
-		dsn:     dsn,
-		initial: map[int64]int64{},
-		steps:   map[string]int{},
-		txs:     map[string][]*openTx{},
-		busy:    map[string]int{},
-		cancels: map[string]context.CancelFunc{},
-		blinded: map[string]bool{},
-		pg:      &serverDB{srv: srv, schema: ns, seed: seed, untimed: untimed},
-	}
-	db.txEnded.L = &db.mu
-	db.labCtx, db.labCancel = context.WithCancel(context.Background())
-	db.labCtx.Done() // made now, inside the cell's bubble (none on a server)
-	r.cell.register(db)
+	db := r.newDB(path, dsn)
+	db.pg = &serverDB{srv: srv, schema: ns, seed: seed, untimed: untimed}
 	// The lab's snapshot of the tables runs on the control connection, at
 	// READ COMMITTED, with the namespace named: on the variant's pool it
 	// would run at the variant's isolation level, and at SERIALIZABLE take
