@@ -423,7 +423,7 @@ func TestBrowserBackends(t *testing.T) {
 		}
 		for _, c := range cells {
 			wc := want.Cell(c[0], c[1])
-			if wc == nil || c[2] != mark(wc) {
+			if wc == nil || c[2] != wc.Mark() {
 				t.Errorf("%s tab: %s × %s shows %q, want %s's verdict %v", b.name, c[0], c[1], c[2], b.golden, wc)
 			}
 		}

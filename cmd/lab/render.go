@@ -152,7 +152,7 @@ func renderRow(rep *report.Report, variant string) (string, error) {
 		if c == nil {
 			continue
 		}
-		b.WriteString(report.Wrap(fmt.Sprintf("%s %-*s  %s", mark(c), width, s.Name+limitMark(s), c.Detail), width+4))
+		b.WriteString(report.Wrap(fmt.Sprintf("%s %-*s  %s", c.Mark(), width, s.Name+limitMark(s), c.Detail), width+4))
 	}
 	b.WriteString("\na cell, step by step: " + labOn(rep) + " explain " + v.Name + " SCENARIO\n")
 	return b.String(), nil
@@ -179,14 +179,11 @@ func renderColumn(rep *report.Report, scenario string) (string, error) {
 		if c == nil {
 			continue
 		}
-		b.WriteString(report.Wrap(fmt.Sprintf("%s %-*s  %s", mark(c), width, v.Name, c.Detail), width+4))
+		b.WriteString(report.Wrap(fmt.Sprintf("%s %-*s  %s", c.Mark(), width, v.Name, c.Detail), width+4))
 	}
 	b.WriteString("\na cell, step by step: " + labOn(rep) + " explain VARIANT " + s.Name + "\n")
 	return b.String(), nil
 }
-
-// mark is a cell's verdict as the matrix shows it.
-func mark(c *report.Cell) string { return c.Mark() }
 
 // limitMark is the * of a limit's column.
 func limitMark(s report.ScenarioInfo) string {

@@ -200,7 +200,7 @@ func diverged(r *Run, db *DB, plan, got []decision, at int, t *Transcript) strin
 	head += ". The schedule was the same: either the handler keeps state from one delivery to the next " +
 		"(a counter, a cache, the clock), or something outside the test changed what the database answered."
 	var b strings.Builder
-	b.WriteString(strings.Join(wrapWords(head, report.TranscriptWidth, 0), "\n"))
+	b.WriteString(strings.Join(report.WrapWords(head, report.TranscriptWidth, 0), "\n"))
 	if db.pg != nil {
 		level, _ := r.Server()
 		b.WriteString(db.pg.interference(level.Isolation == lab.Serializable))

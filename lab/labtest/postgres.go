@@ -354,7 +354,7 @@ func (postgresEngine) interference(srv *Server, serializable bool) string {
 			"since it began, until statements fail with 53200 out of shared memory. The server holds %d "+
 			"predicate locks now. %s", locks, hint)
 	}
-	return "\n" + strings.Join(wrapWords(hint, report.TranscriptWidth, 0), "\n")
+	return "\n" + strings.Join(report.WrapWords(hint, report.TranscriptWidth, 0), "\n")
 }
 
 // starved reads SQLSTATE class 53 (insufficient resources: out of shared

@@ -134,10 +134,6 @@ func kindOf(l report.Line) string {
 	return report.KindNote
 }
 
-// wrapWords is report.WrapWords, the way a transcript wraps, for the lab's
-// other text that goes in one.
-func wrapWords(s string, width, indent int) []string { return report.WrapWords(s, width, indent) }
-
 // escapeControls writes every control character but the newline as a Go
 // escape (\x00, \t), so that an event id holding a NUL or an escape sequence
 // shows as what it is, and the transcript stays text.
