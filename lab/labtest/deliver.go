@@ -29,15 +29,19 @@ type Delivery struct {
 	// cancelled already, whatever Within says. The handler must answer
 	// busy and write nothing.
 	Cancelled bool
-	// WhileLocked, on PostgreSQL, are statements another connection runs
-	// first in a transaction it holds open, giving up on the delivery's
-	// behalf whenever one of the delivery's statements waits for its locks
-	// (see whileLocked).
+	// WhileLocked, on PostgreSQL only, are statements another connection
+	// runs first, in a transaction it holds open until the delivery has
+	// answered. Whenever one of the delivery's statements waits for that
+	// connection's locks, the lab gives up on the caller's behalf: it
+	// cancels the statement (pg_cancel_backend, a busy error for the
+	// handler). On SQLite the same is HoldWriteLock and Within.
 	WhileLocked []string
 	// Kill, when set, kills the process on that side of the delivery's
-	// statement number KillAt, and reopens the database (see crash). The
-	// answer is then Killed, and unchecked: a dead process answers nothing.
-	// A delivery with fewer statements runs clean and answers.
+	// statement number KillAt, leaving the database's files as SIGKILL
+	// would, and reopens the database, as a restarted service would (on
+	// SQLite only). The answer is then Killed: a dead process answers
+	// nothing. A delivery with fewer statements runs clean and answers. No
+	// check is made either way.
 	Kill   When
 	KillAt int
 }
