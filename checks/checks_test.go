@@ -7,22 +7,31 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"idemlab/lab/labtest"
 )
 
 // TestMain stops, with one line that lists the exercises, when -exercise
 // names none of them. With -exercise or -exercise.red, and no -run of the
 // command line's own, it runs TestExercise alone: the student asked for
 // the check, not for the reference solutions and the gallery. With
-// -exercise.zone it makes that zone the process's, before any test runs
-// (see zones_test.go).
+// -exercise.zone, or in the quick suite (UTC), it makes that zone the
+// process's, before any test runs (see zones_test.go). With
+// -exercise.record it writes the stories the gallery's searches first
+// broke on (see stories_test.go).
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if _, err := selected(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	if *zoneFlag != "" {
-		if err := useZone(*zoneFlag); err != nil {
+	if *recordFlag && !labtest.FullSuite() {
+		fmt.Fprintf(os.Stderr, "-%s records what the full suite finds: run it as %s=1 go test ./checks -%s\n",
+			recordFlagName, labtest.FullEnv, recordFlagName)
+		os.Exit(2)
+	}
+	if *zoneFlag != "" || !full() {
+		if err := useZone(processZone()); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}
@@ -32,7 +41,14 @@ func TestMain(m *testing.M) {
 	if (*exerciseFlag != "" || *redFlag) && !set {
 		flag.Set("test.run", "^TestExercise$")
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if *recordFlag {
+		if err := writeStories(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 // TestExercise checks what the command line asks: the exercise -exercise

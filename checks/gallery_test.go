@@ -21,10 +21,10 @@ import (
 // first is one of by.
 func reject[I any](t *testing.T, check checks.Check[I], impl I, by []string) {
 	t.Helper()
-	failures := checks.Reject(t, check, impl)
+	failures := checks.RejectBy(t, check, impl, by)
 	switch {
 	case len(failures) == 0:
-		t.Errorf("the check accepts this wrong fix")
+		t.Errorf("the check accepts this wrong fix%s", checks.AcceptedNote(t))
 	case !slices.Contains(by, failures[0].Guarantee):
 		t.Errorf("rejected by %s, want by one of %v:\n%s", failures[0].Guarantee, by, checks.Render("the wrong fix", "", failures, ""))
 	default:

@@ -184,7 +184,23 @@ type Checker struct {
 	// VerifyAll), by scenario and variant name; nil for a check on its own.
 	ranBefore map[[2]string]*report.Cell
 	neutral   []string // the scenarios that could not judge the handler, each with why
+	// gallery is set for a wrong fix of the gallery (RejectBy): its
+	// searches' first breaking stories are recorded (see stories_test.go).
+	gallery bool
+	// only names the guarantees the check runs, nil for all: in the quick
+	// suite, those expected to reject a wrong fix.
+	only []string
+	// stale says why a gallery search's recorded story is not the one
+	// that breaks the wrong fix (see Stale).
+	stale []string
 }
+
+// Stale returns why the stories recorded for the gallery's searches (see
+// stories_test.go) are out of date for this wrong fix: the quick suite
+// replays a story that no longer breaks it, or the full suite first broke
+// it on another. RejectBy fails its test with them; none is a verdict on
+// the fix.
+func (c *Checker) Stale() []string { return c.stale }
 
 // ranCell is one scenario the check ran on one variant.
 type ranCell struct {
@@ -238,7 +254,7 @@ func RenderNeutrals(subject string, neutrals []string) string {
 // fix, and no proof of it either: the scenario's question was not asked.
 // Neutrals lists them, and Check says so.
 func (c *Checker) Scenario(sc labtest.Scenario, v lab.Variant) bool {
-	if c.Done() || c.Skips() {
+	if c.Done() || c.Skips(sc.Name) {
 		return true
 	}
 	return c.scenario(sc, v)
@@ -284,7 +300,8 @@ func (c *Checker) record(sc labtest.Scenario, v lab.Variant, cell *report.Cell) 
 // named in first first (an exercise's own subject, so that its failure is
 // the one told in full), then own (the exercise's targeted checks), then the
 // rest in the matrix's order. Scenarios added to scenarios.All later are
-// picked up without a change here.
+// picked up without a change here. The quick suite runs first and own
+// alone on a handler the check must accept.
 func (c *Checker) Matrix(v lab.Variant, first []string, own ...labtest.Scenario) {
 	var rest []labtest.Scenario
 	for _, name := range first {
@@ -296,6 +313,12 @@ func (c *Checker) Matrix(v lab.Variant, first []string, own ...labtest.Scenario)
 	}
 	for _, sc := range own {
 		c.Scenario(sc, v)
+	}
+	if !full() && c.only == nil {
+		// The quick suite, on a handler the check must accept: the rest is
+		// the generic matrix, which TestScenarios holds correct/ to and the
+		// full suite holds this handler to (see stories_test.go).
+		return
 	}
 	for _, sc := range NonLimit() {
 		if !slices.Contains(first, sc.Name) {
@@ -401,6 +424,24 @@ func Reject[I any](t *testing.T, check Check[I], impl I) []Failure {
 	t.Helper()
 	c := &Checker{T: t, firstOnly: true}
 	check(c, impl)
+	return c.failures
+}
+
+// RejectBy is Reject for a wrong fix of the gallery that the guarantees
+// named in by are expected to reject. At full strength it runs the whole
+// check, and the story that first breaks each search is held to its
+// record; in the quick suite it runs only the guarantees of by, each
+// search among them replaying its recorded story (see stories_test.go).
+func RejectBy[I any](t *testing.T, check Check[I], impl I, by []string) []Failure {
+	t.Helper()
+	c := &Checker{T: t, firstOnly: true, gallery: true}
+	if !full() {
+		c.only = by
+	}
+	check(c, impl)
+	for _, s := range c.stale {
+		t.Error(s)
+	}
 	return c.failures
 }
 

@@ -76,7 +76,9 @@ func NewVariant(c *Checker, w NewVariantWork) {
 	}
 	relabelled := correct.Variant
 	relabelled.Name, relabelled.Mistake = w.Variant.Name+" (correct/'s handler)", w.Variant.Mistake
-	if reads := transcriptReads(sc.Run); len(reads) > 0 {
+	if reads := transcriptReads(sc.Run); c.Skips("Behaviour") {
+		// (the quick suite's wrong fix that another guarantee rejects: see Skips)
+	} else if len(reads) > 0 {
 		c.Fail(Failure{Guarantee: "Behaviour", Shows: behaviourShows, Lines: reads})
 	} else {
 		for _, rw := range append(slices.Clone(Rewordings), Rewording{relabelled,
@@ -92,6 +94,9 @@ func NewVariant(c *Checker, w NewVariantWork) {
 		if c.Done() {
 			return
 		}
+		if c.Skips("Fair") {
+			break
+		}
 		if cell := run(v); !cell.Pass {
 			c.Fail(Failure{Guarantee: "Fair", Shows: fairShows,
 				Lines:      prefix(fmt.Sprintf("%s fails on %s, which does what correct/ does: ", sc.Name, v.Name), cell.Failures),
@@ -102,6 +107,7 @@ func NewVariant(c *Checker, w NewVariantWork) {
 		return
 	}
 	switch cell := ofVariant.run(c.T, sc, w.Variant); {
+	case c.Skips("Catches") && c.Skips("Asserts"):
 	case cell.Pass:
 		detail := ""
 		if cell.Detail != "" {
@@ -129,7 +135,7 @@ func NewVariant(c *Checker, w NewVariantWork) {
 		}
 	}
 	for _, m := range scenarios.All {
-		if c.Done() {
+		if c.Done() || c.Skips("New") {
 			return
 		}
 		matrixTellsApart(c, m, w.Variant)

@@ -12,6 +12,7 @@ import (
 	"pgregory.net/rapid"
 
 	"idemlab/lab/labtest"
+	"idemlab/lab/report"
 )
 
 // What the exercises' properties share. Each exercise's check ends with a
@@ -39,15 +40,17 @@ type propertySpec struct {
 	story func(c *labtest.Run, t *rapid.T)
 }
 
-// scenario is spec as a scenario of the lab, run like any other cell.
-func (spec propertySpec) scenario() labtest.Scenario {
-	return labtest.Scenario{Name: spec.name, Shows: spec.shows, Run: spec.run}
+// scenario is spec as a scenario of the lab, run like any other cell: it
+// tells stories from+1 to to of the search (rapid draws each from the seed
+// and its number, so story k is the same whichever stories are told
+// beside it), and sets *broke to the number of the first story that broke
+// the property, if one did.
+func (spec propertySpec) scenario(from, to int, broke *int) labtest.Scenario {
+	return labtest.Scenario{Name: spec.name, Shows: spec.shows, Run: func(r *labtest.Run) { spec.run(r, from, to, broke) }}
 }
 
-func (spec propertySpec) run(r *labtest.Run) {
+func (spec propertySpec) run(r *labtest.Run, from, to int, broke *int) {
 	rec := &storyRecorder{name: r.TestName(), exercise: spec.exercise, guarantee: spec.name}
-	budget := storyBudget(spec.stories)
-	from, to := storyShare(budget)
 	told, failing := 0, false
 	func() {
 		defer func() {
@@ -64,10 +67,13 @@ func (spec propertySpec) run(r *labtest.Run) {
 			}
 			told++
 			if !failing && told <= from {
-				return // another share's story, told in another zone (see Search)
+				return // a story told elsewhere: in another zone, or not at all (see Search)
 			}
 			defer func() {
 				if p := recover(); p != nil {
+					if !failing {
+						*broke = told
+					}
 					failing = true
 					panic(p)
 				}
@@ -76,11 +82,20 @@ func (spec propertySpec) run(r *labtest.Run) {
 		})
 	}()
 	if !rec.failed {
-		r.Notef("rapid found no counterexample in %d random stories (-rapid.seed=%s)", max(0, min(told, to)-from), rapidSeed())
+		r.Notef("rapid found no counterexample in %s (-rapid.seed=%s)", storyRange(from, min(told, to)), rapidSeed())
 		return
 	}
 	r.Transcript.Note("", rec.evidence(), "")
 	r.Errorf("%s", rec.summary)
+}
+
+// storyRange names stories from+1 to to, for a search's verdict: "100
+// random stories", or "story 37" when one story was told again.
+func storyRange(from, to int) string {
+	if to-from == 1 && from > 0 {
+		return fmt.Sprintf("story %d", to)
+	}
+	return report.Count(max(0, to-from), "random story", "random stories")
 }
 
 // storyBudget is how many stories a property of n stories draws: n at the

@@ -33,8 +33,20 @@ var SourceScope = Repair([]string{"SourceScope", "Duplicate", "PayloadConflict"}
 
 var keySearch = repairSearch("sourcescope", "KeySearch",
 	"rapid's stories of events whose keys look alike (another source, case, space, the same characters split elsewhere around a separator or none), at once or one by one: each key is its own event",
-	100, map[string]int{"New": 3, "Repeat": 2, "Changed": 2, "Twin": 6, "Missing": 1, "Invalid": 1, "Refused": 1, "MisCredit": 1,
-		"Fault": 1, "Crash": 1, "Race": 3, "FaultRace": 1, "Reconnect": 1, "Lost": 1, "Restart": 1})
+	100, keyWeights)
+
+// keySearchOn is KeySearch's property on v, for the tests that tell its
+// stories themselves.
+func keySearchOn(v lab.Variant) (propertySpec, lab.Variant) {
+	env := &ledgerEnv{newInner: v.New}
+	spec := &ledgerSpec{propertySpec: propertySpec{exercise: "sourcescope", name: "KeySearch", stories: 100}, env: env, weights: keyWeights}
+	return spec.property(), env.variant(v)
+}
+
+// keyWeights say which steps KeySearch's stories draw most: twins of known
+// keys.
+var keyWeights = map[string]int{"New": 3, "Repeat": 2, "Changed": 2, "Twin": 6, "Missing": 1, "Invalid": 1, "Refused": 1, "MisCredit": 1,
+	"Fault": 1, "Crash": 1, "Race": 3, "FaultRace": 1, "Reconnect": 1, "Lost": 1, "Restart": 1}
 
 // SecondSourceRepeat is the sourcescope exercise's own scenario: the key
 // lives in three places (the schema, the ON CONFLICT target, the lookup of

@@ -7,11 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"idemlab/lab"
+	"idemlab/lab/labtest"
 	"idemlab/lab/report"
 )
 
@@ -51,7 +53,7 @@ var (
 	// The flags of a process started for one share of one search.
 	shareOutFlag    = flag.String("exercise.share.out", "", "(set by a check for the process it starts) write the search's cell to `file`, and skip every other guarantee")
 	shareSearchFlag = flag.String("exercise.share.search", "", "(set by a check for the process it starts) the search to run: `name#k`, its k-th run in the test")
-	shareFlag       = flag.String("exercise.share", "", "(set by a check for the process it starts) the share of the stories to tell: `i/n`, the i-th of n")
+	shareFlag       = flag.String("exercise.share", "", "(set by a check for the process it starts) the stories to tell: `a-b`, stories a to b")
 )
 
 // useZone makes zone the process's time zone, for Go (time.Local) and for
@@ -66,23 +68,36 @@ func useZone(zone string) error {
 	return os.Setenv("TZ", zone)
 }
 
+// processZone is the zone this process's stories run in when they run
+// here: -exercise.zone's, or UTC in the quick suite (see TestMain).
+func processZone() string {
+	if *zoneFlag != "" {
+		return *zoneFlag
+	}
+	return "UTC"
+}
+
 // sharing reports whether this process was started to tell one share of
 // one search: every other guarantee is skipped.
 func sharing() bool { return *shareOutFlag != "" }
 
-// Skips reports whether the check skips every guarantee but its search
-// here: a process started for one share of it. A check that runs a
-// guarantee without Scenario asks it first.
-func (c *Checker) Skips() bool { return sharing() }
+// Skips reports whether the check skips guarantee here: in a process
+// started for one share of a search, every guarantee (the search runs by
+// Search); in the quick suite, a guarantee that is not expected to reject
+// a wrong fix (see RejectBy). A check that runs a guarantee without
+// Scenario or Search asks it first.
+func (c *Checker) Skips(guarantee string) bool {
+	return sharing() || (c.only != nil && !slices.Contains(c.only, guarantee))
+}
 
-// storyShare returns the stories, of budget, this process tells: all of
-// them, or its share's, [from, to).
-func storyShare(budget int) (from, to int) {
-	var i, n int
-	if _, err := fmt.Sscanf(*shareFlag, "%d/%d", &i, &n); err != nil || n <= 0 {
-		return 0, budget
+// shareStories returns the stories this process was started to tell,
+// [from, to) of the search's.
+func shareStories() (from, to int) {
+	var a, b int
+	if _, err := fmt.Sscanf(*shareFlag, "%d-%d", &a, &b); err != nil || a < 1 || b < a {
+		return 0, 0
 	}
-	return i * budget / n, (i + 1) * budget / n
+	return a - 1, b
 }
 
 // searchRuns counts, by test and search, the searches run so far: a
@@ -104,31 +119,45 @@ func (c *Checker) nextRun(search string) int {
 }
 
 // Search runs spec, a search, against v, held to the correct standard as
-// Scenario runs a scenario, its stories shared among searchZones (see
-// above); with -exercise.zone, all of them here.
+// Scenario runs a scenario. At full strength (see full) its stories are
+// shared among searchZones (see above), or told here with -exercise.zone.
+// In the quick suite a wrong fix of the gallery replays the story recorded
+// as the first to break it (see stories_test.go), and any other handler
+// is told quickStories stories here.
 func (c *Checker) Search(spec propertySpec, v lab.Variant) bool {
 	if c.Done() {
 		return true
 	}
-	sc := spec.scenario()
 	run := fmt.Sprintf("%s#%d", spec.name, c.nextRun(spec.name))
+	if sharing() && run != *shareSearchFlag || !sharing() && c.Skips(spec.name) {
+		return true
+	}
+	var broke int
 	switch {
 	case sharing():
-		if run != *shareSearchFlag {
-			return true
-		}
+		from, to := shareStories()
 		failed := c.T.Failed()
-		pass := c.scenario(sc, v)
-		c.writeShare(c.ran[len(c.ran)-1].cell, !failed && c.T.Failed())
+		pass := c.scenario(spec.scenario(from, to, &broke), v)
+		c.writeShare(c.ran[len(c.ran)-1].cell, broke, !failed && c.T.Failed())
 		return pass
-	case *zoneFlag != "":
-		return c.scenario(sc, v)
+	case *zoneFlag != "" && full():
+		return c.scenario(spec.scenario(0, storyBudget(spec.stories), &broke), v)
+	case !full():
+		if rec, ok := recordedStory(c.T.Name(), run); ok && c.gallery {
+			return c.replay(spec, v, run, rec)
+		}
+		return c.scenario(spec.scenario(0, quickStories(spec.stories), &broke), v)
 	}
 	useLabDefaults()
+	sc := spec.scenario(0, 0, nil)
 	key := [2]string{sc.Name, v.Name}
 	cell, ok := c.ranBefore[key]
 	if !ok {
-		cell = c.inZones(run, storyBudget(spec.stories))
+		var found storyRecord
+		cell, found = c.inZones(run, storyBudget(spec.stories))
+		if c.gallery {
+			c.checkRecord(run, found)
+		}
 		if c.ranBefore != nil {
 			c.ranBefore[key] = cell
 		}
@@ -136,21 +165,55 @@ func (c *Checker) Search(spec propertySpec, v lab.Variant) bool {
 	return c.record(sc, v, cell)
 }
 
+// replay tells rec, the story recorded as the first to break run, the
+// search spec of the test running c, on v: here if it runs in this
+// process's zone, else in a process of its own. A story that holds now is
+// stale: the stories changed, and the record with them (see Stale).
+func (c *Checker) replay(spec propertySpec, v lab.Variant, run string, rec storyRecord) bool {
+	var cell *report.Cell
+	if rec.zone == processZone() {
+		var broke int
+		c.scenario(spec.scenario(rec.story-1, rec.story, &broke), v)
+		cell = c.ran[len(c.ran)-1].cell
+	} else {
+		useLabDefaults()
+		var err error
+		var testFailed bool
+		cell, _, testFailed, err = c.runShare(run, rec.zone, rec.story, rec.story)
+		if err != nil {
+			c.T.Errorf("replaying story %d of %s in time zone %s: %v", rec.story, run, rec.zone, err)
+			return true
+		}
+		if !cell.Pass || testFailed {
+			inZone(cell, rec.zone)
+		}
+		c.record(spec.scenario(0, 0, nil), v, cell)
+	}
+	if cell.Pass {
+		c.stale = append(c.stale, fmt.Sprintf("%v of %s, recorded in %s as the first to break this wrong fix, holds now: "+
+			"the stories changed; record them again with\n  %s=1 go test ./checks -run '%s' -exercise.record",
+			rec, run, storiesFile, labtest.FullEnv, runPattern(c.T.Name())))
+	}
+	return cell.Pass
+}
+
 // share is what a process started for one share of a search writes: the
-// search's cell, and its transcript, which the cell's JSON leaves out; and
-// whether the test failed while the search ran, as the lab fails it when
-// it cannot go on (a database it cannot read): the cell then is not the
-// whole verdict.
+// search's cell, and its transcript, which the cell's JSON leaves out; the
+// number of the first story that broke it (0 if none did); and whether the
+// test failed while the search ran, as the lab fails it when it cannot go
+// on (a database it cannot read): the cell then is not the whole verdict.
 type share struct {
 	Cell       *report.Cell
 	Transcript string
+	Broke      int
 	TestFailed bool
 }
 
-// writeShare writes cell, this process's share's verdict, and whether the
-// test failed while it ran, where the check that started it reads them.
-func (c *Checker) writeShare(cell *report.Cell, testFailed bool) {
-	data, err := json.Marshal(share{cell, cell.Transcript, testFailed})
+// writeShare writes cell, this process's share's verdict, the story that
+// broke it, and whether the test failed while it ran, where the check that
+// started it reads them.
+func (c *Checker) writeShare(cell *report.Cell, broke int, testFailed bool) {
+	data, err := json.Marshal(share{cell, cell.Transcript, broke, testFailed})
 	if err == nil {
 		err = os.WriteFile(*shareOutFlag, data, 0o644)
 	}
@@ -163,8 +226,9 @@ func (c *Checker) writeShare(cell *report.Cell, testFailed bool) {
 // own for each zone of searchZones that has a share of its budget of
 // stories, one after another, and returns its cell: the first share's
 // that broke it (or failed the test), its failures named with their zone,
-// or, when every share held, one that says so.
-func (c *Checker) inZones(run string, budget int) *report.Cell {
+// or, when every share held, one that says so; and the story that broke
+// it, if one did.
+func (c *Checker) inZones(run string, budget int) (*report.Cell, storyRecord) {
 	var lines []report.Line
 	told := 0
 	for i, zone := range searchZones {
@@ -172,17 +236,14 @@ func (c *Checker) inZones(run string, budget int) *report.Cell {
 		if from == to {
 			continue
 		}
-		cell, testFailed, err := c.runShare(run, zone, i)
+		cell, broke, testFailed, err := c.runShare(run, zone, from+1, to)
 		if err != nil {
 			msg := fmt.Sprintf("the stories in time zone %s could not run: %v", zone, err)
-			return &report.Cell{Detail: msg, Failures: []string{msg}, Where: []string{""}, ByLab: []bool{true}}
+			return &report.Cell{Detail: msg, Failures: []string{msg}, Where: []string{""}, ByLab: []bool{true}}, storyRecord{}
 		}
 		if !cell.Pass || testFailed {
-			for j, f := range cell.Failures {
-				cell.Failures[j] = "in time zone " + zone + ": " + f
-			}
-			cell.Detail = "in time zone " + zone + ": " + cell.Detail
-			return cell
+			inZone(cell, zone)
+			return cell, storyRecord{zone, broke}
 		}
 		told += to - from
 		lines = append(lines, report.Line{Text: fmt.Sprintf("in time zone %s, stories %d to %d: %s", zone, from+1, to, cell.Detail), Kind: report.KindRemark})
@@ -190,21 +251,29 @@ func (c *Checker) inZones(run string, budget int) *report.Cell {
 	cell := &report.Cell{Pass: true, Detail: fmt.Sprintf("rapid found no counterexample in %d random stories, in %d time zones (-rapid.seed=%s)",
 		told, len(lines), rapidSeed()), Lines: lines}
 	cell.Transcript = cell.Text()
-	return cell
+	return cell, storyRecord{}
 }
 
-// runShare starts the test binary again for the i-th share of run, the
-// search of the test running c, in zone, and returns the cell it wrote and
-// whether the process failed the test, which then fails c's, with the
-// process's output.
-func (c *Checker) runShare(run, zone string, i int) (*report.Cell, bool, error) {
+// inZone names zone in cell's verdict, a share's that broke its search.
+func inZone(cell *report.Cell, zone string) {
+	for j, f := range cell.Failures {
+		cell.Failures[j] = "in time zone " + zone + ": " + f
+	}
+	cell.Detail = "in time zone " + zone + ": " + cell.Detail
+}
+
+// runShare starts the test binary again to tell stories first to last of
+// run, the search of the test running c, in zone, and returns the cell it
+// wrote, the story that broke it (0 if none) and whether the process
+// failed the test, which then fails c's, with the process's output.
+func (c *Checker) runShare(run, zone string, first, last int) (*report.Cell, int, bool, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, false, err
+		return nil, 0, false, err
 	}
 	out, err := os.CreateTemp("", "idemlab-share-*.json")
 	if err != nil {
-		return nil, false, err
+		return nil, 0, false, err
 	}
 	out.Close()
 	defer os.Remove(out.Name())
@@ -212,28 +281,29 @@ func (c *Checker) runShare(run, zone string, i int) (*report.Cell, bool, error) 
 	flag.Visit(func(f *flag.Flag) {
 		// The test binary's own flags (a log file, a profile, coverage)
 		// are this process's; -exercise.report is written here.
-		if !strings.HasPrefix(f.Name, "test.") && f.Name != report.ReportFlag && !strings.HasPrefix(f.Name, "exercise.share") && f.Name != "exercise.zone" {
+		if !strings.HasPrefix(f.Name, "test.") && f.Name != report.ReportFlag && !strings.HasPrefix(f.Name, "exercise.share") &&
+			f.Name != "exercise.zone" && f.Name != recordFlagName {
 			args = append(args, "-"+f.Name+"="+f.Value.String())
 		}
 	})
 	args = append(args, "-exercise.zone="+zone, "-exercise.share.out="+out.Name(), "-exercise.share.search="+run,
-		fmt.Sprintf("-exercise.share=%d/%d", i, len(searchZones)))
+		fmt.Sprintf("-exercise.share=%d-%d", first, last))
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), "TZ="+zone)
 	output, runErr := cmd.CombinedOutput()
 	data, err := os.ReadFile(out.Name())
 	if err != nil || len(data) == 0 {
-		return nil, false, fmt.Errorf("%s wrote no verdict (%v): %s", strings.Join(cmd.Args, " "), runErr, tail(string(output), 20))
+		return nil, 0, false, fmt.Errorf("%s wrote no verdict (%v): %s", strings.Join(cmd.Args, " "), runErr, tail(string(output), 20))
 	}
 	var s share
 	if err := json.Unmarshal(data, &s); err != nil || s.Cell == nil {
-		return nil, false, fmt.Errorf("reading the verdict of %s: %v", strings.Join(cmd.Args, " "), err)
+		return nil, 0, false, fmt.Errorf("reading the verdict of %s: %v", strings.Join(cmd.Args, " "), err)
 	}
 	if s.TestFailed {
 		c.T.Errorf("the test failed in the process that told the stories of %s in time zone %s:\n%s", run, zone, tail(string(output), 20))
 	}
 	s.Cell.Transcript = s.Transcript
-	return s.Cell, s.TestFailed, nil
+	return s.Cell, s.Broke, s.TestFailed, nil
 }
 
 // runPattern is the -test.run pattern that selects the test named name,

@@ -44,8 +44,11 @@ func TestEquivalents(t *testing.T) {
 // connection, the configuration correct's doc recommends, as
 // TestEquivalentsPoolOfOne/<scenario>/<handler>. Each must hold everywhere:
 // a handler that needs a second connection while its transaction holds the
-// only one is not equivalent there.
+// only one is not equivalent there. It runs in the full suite.
 func TestEquivalentsPoolOfOne(t *testing.T) {
+	if !labtest.FullSuite() {
+		t.Skipf("the quick suite: %s=1 runs every equivalent on a pool of one", labtest.FullEnv)
+	}
 	for _, sc := range scenarios.All {
 		if sc.Limit != "" {
 			continue

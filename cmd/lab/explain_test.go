@@ -92,8 +92,8 @@ func TestExplainTellsFailuresOnce(t *testing.T) {
 
 // TestStepDefaultsToRace: step with a variant alone plays its Race.
 func TestStepDefaultsToRace(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: step runs go test ./scenarios")
+	if !labtest.FullSuite() {
+		t.Skipf("the quick suite: step runs go test ./scenarios, which %s=1 runs", labtest.FullEnv)
 	}
 	var stdout, stderr bytes.Buffer
 	if err := cmdStep(strings.NewReader("q\n"), &stdout, &stderr, []string{"checkthenact"}); err != nil {

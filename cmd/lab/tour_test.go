@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"idemlab/lab/labtest"
 	"idemlab/lab/report"
 	"idemlab/workshop"
 )
@@ -46,8 +47,8 @@ func TestTourSteps(t *testing.T) {
 			t.Errorf("step %d (%s): GET %s = %d %.200q, want 200", i+1, s.Title, s.Click, w.Code, w.Body.String())
 		}
 	}
-	if testing.Short() {
-		t.Skip("-short: the steps' commands, which run go test ./scenarios, are not run")
+	if !labtest.FullSuite() {
+		t.Skipf("the quick suite: the steps' commands run go test ./scenarios, which %s=1 runs", labtest.FullEnv)
 	}
 	for i, s := range workshop.Tour {
 		var stdout, stderr bytes.Buffer
