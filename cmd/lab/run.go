@@ -160,13 +160,29 @@ func tail(out []byte, n int) string {
 // or a trailing slash as a shell's completion leaves them, or as a start
 // or a glob that fits one name only. An exercise's package
 // ("exercises/checkthenact") is taken as it is. A name that fits none, or
-// more than one, is a one-line error that says which are close.
+// more than one, is a one-line error that says which are close — or, for
+// a scenario's name given in the variant's place, that it is one.
 func resolveVariant(arg string) (string, error) {
 	name := strings.TrimSuffix(strings.TrimPrefix(filepath.ToSlash(strings.TrimSpace(arg)), "./"), "/")
 	if isExercise(name) {
 		return name, nil
 	}
-	return report.LookupVariant(registered(), arg)
+	v, err := report.LookupVariant(registered(), arg)
+	if unknown(err) {
+		if cols, colErr := columns(backends[:1]); colErr == nil {
+			if _, sErr := report.LookupScenario(cols, arg); sErr == nil {
+				return "", usagef("%q is a scenario, not a variant", arg)
+			}
+		}
+	}
+	return v, err
+}
+
+// unknown reports whether err is a lookup's answer to a name that fits no
+// name and is close to none.
+func unknown(err error) bool {
+	var le *report.LookupError
+	return errors.As(err, &le) && len(le.Matches) == 0 && len(le.Close) == 0
 }
 
 // resolveScenario turns a scenario as typed on the command line into the
@@ -178,6 +194,11 @@ func resolveScenario(bs []backend, arg string) (string, error) {
 		return "", err
 	}
 	s, err := report.LookupScenario(cols, arg)
+	if unknown(err) {
+		if _, vErr := report.LookupVariant(registered(), arg); vErr == nil {
+			return "", usagef("%q is a variant, not a scenario", arg)
+		}
+	}
 	return s.Name, err
 }
 
