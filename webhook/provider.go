@@ -110,15 +110,6 @@ func (d Delivery) Last() Attempt {
 	return d.Attempts[len(d.Attempts)-1]
 }
 
-// Statuses lists each attempt's status, 0 for no answer.
-func (d Delivery) Statuses() []int {
-	out := make([]int, len(d.Attempts))
-	for i, a := range d.Attempts {
-		out[i] = a.Status
-	}
-	return out
-}
-
 // Send delivers body under id, retrying on the schedule.
 func (p *Provider) Send(ctx context.Context, id string, body []byte) Delivery {
 	d := Delivery{ID: id}

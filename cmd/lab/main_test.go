@@ -479,3 +479,9 @@ func TestRunBenchProgress(t *testing.T) {
 		t.Errorf("runBench(printf) progress = %q, want it to count 2 of 27", progress.String())
 	}
 }
+
+// renderMatrix is renderMatrices for SQLite's matrix alone, as go run
+// ./cmd/lab prints it without -backend.
+func renderMatrix(rep *report.Report, evidence bool) string {
+	return renderMatrices([]*report.Report{rep}, evidence, "")
+}

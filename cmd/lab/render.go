@@ -87,17 +87,11 @@ func footnotes(rep *report.Report) string {
 	return b.String()
 }
 
-// renderMatrix is the output of go run ./cmd/lab: the matrix and its
-// legend as rep.Terminal renders them (the golden file's rows and legend
-// under a heading that needs no decoding), then, on request, the evidence
-// footnotes, and the hint.
-func renderMatrix(rep *report.Report, evidence bool) string {
-	return renderMatrices([]*report.Report{rep}, evidence, "")
-}
-
-// renderMatrices is renderMatrix for the matrices of one or more backends
-// (report.TerminalMatrices: SQLite's alone is untitled), then the evidence
-// of each, and the hint for the same backends.
+// renderMatrices is the output of go run ./cmd/lab: the matrices of one or
+// more backends and their legend as report.TerminalMatrices renders them
+// (SQLite's alone is untitled; the golden file's rows and legend under a
+// heading that needs no decoding), then, on request, the evidence of each,
+// and the hint for the same backends.
 func renderMatrices(reps []*report.Report, evidence bool, flag string) string {
 	out := report.TerminalMatrices(reps) + "\n"
 	if evidence {

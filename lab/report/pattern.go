@@ -14,22 +14,10 @@ func CellPattern(test, scenario, variant string) string {
 	return anchored(test) + "/" + anchored(scenario) + "/" + variantPattern(variant)
 }
 
-// RowPattern is the go test -run pattern that selects one variant's row of
-// the matrix test named test: every scenario, that variant only.
-func RowPattern(test, variant string) string {
-	return anchored(test) + "/.*/" + variantPattern(variant)
-}
-
-// ColumnPattern is the go test -run pattern that selects one scenario's
-// column of the matrix test named test.
-func ColumnPattern(test, scenario string) string {
-	return anchored(test) + "/" + anchored(scenario)
-}
-
 // Pattern is the go test -run pattern that selects, under prefix (a
 // pattern already, such as "^TestPostgres$/^(rc|rr)$"), the cells of
 // scenario and variant; an empty scenario or variant stands for every one.
-// CellPattern, RowPattern and ColumnPattern are Pattern under one test.
+// CellPattern is Pattern under one test, for one cell.
 func Pattern(prefix, scenario, variant string) string {
 	p := prefix + "/"
 	if scenario == "" {
