@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"idemlab/lab/labtest"
 	"idemlab/lab/report"
 	"idemlab/workshop"
 )
@@ -29,6 +30,9 @@ func stepperPage(t *testing.T, data *workshop.Data) (int, string) {
 // as the progress note counts), and the stepper's page is then the
 // stepper.
 func TestExportStepper(t *testing.T) {
+	if !labtest.FullSuite() {
+		t.Skipf("the quick suite: the export runs go test ./scenarios, which %s=1 runs", labtest.FullEnv)
+	}
 	root, err := moduleRoot()
 	if err != nil {
 		t.Fatal(err)
