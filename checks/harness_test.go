@@ -305,11 +305,7 @@ func (c *Checker) record(sc labtest.Scenario, v lab.Variant, cell *report.Cell) 
 func (c *Checker) Matrix(v lab.Variant, first []string, own ...labtest.Scenario) {
 	var rest []labtest.Scenario
 	for _, name := range first {
-		sc, ok := MatrixScenario(name)
-		if !ok {
-			c.T.Fatalf("no scenario %q in scenarios.All", name)
-		}
-		c.Scenario(sc, v)
+		c.Scenario(scenarios.Named(scenarios.All, name), v)
 	}
 	for _, sc := range own {
 		c.Scenario(sc, v)
@@ -340,16 +336,6 @@ func NonLimit() []labtest.Scenario {
 		}
 	}
 	return out
-}
-
-// MatrixScenario finds a scenario of scenarios.All by name.
-func MatrixScenario(name string) (labtest.Scenario, bool) {
-	for _, sc := range scenarios.All {
-		if sc.Name == name {
-			return sc, true
-		}
-	}
-	return labtest.Scenario{}, false
 }
 
 // A Check holds an implementation to an exercise's standard and records
@@ -460,7 +446,7 @@ const StoryWidth = report.Width - 8
 // commands run, "" for none (a reference solution, a wrong fix: no
 // command checks them alone). Its lines fit StoryWidth: long ones wrap
 // under their own start, and a transcript, rendered to
-// labtest.TranscriptWidth, is indented by 2.
+// report.TranscriptWidth, is indented by 2.
 func Render(subject, exercise string, failures []Failure, show string) string {
 	var b strings.Builder
 	wrap := func(s string, indent int) { b.WriteString(report.WrapWidth(s, indent, StoryWidth)) }

@@ -7,16 +7,14 @@ import (
 
 	"idemlab/lab/labtest"
 	"idemlab/lab/report"
+	"idemlab/scenarios"
 	"idemlab/variants"
 )
 
 // raceFailure is naive/checkthenact's failure of Race, from a real run: the
 // story with the widest lines before transcripts were wrapped.
 func raceFailure(t *testing.T) Failure {
-	sc, ok := MatrixScenario("Race")
-	if !ok {
-		t.Fatal("no scenario Race")
-	}
+	sc := scenarios.Named(scenarios.All, "Race")
 	for _, v := range variants.All {
 		if v.Name == "naive/checkthenact" {
 			return FailureOf(sc, labtest.RunCell(t, sc, v))
