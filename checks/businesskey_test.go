@@ -237,7 +237,7 @@ func (env *orderEnv) tell(c *labtest.Run, t *rapid.T) {
 			t.Fatalf("creating order %s: %v", scenarios.ShowKey(id), err)
 		}
 	}
-	defer func() { om.pool().Close() }()
+	defer func() { om.db.Discard() }()
 	t.Repeat(map[string]func(*rapid.T){
 		"":    om.check,
 		"Pay": om.Pay, "Pay#2": om.Pay, "Pay#3": om.Pay,
