@@ -31,8 +31,10 @@ import (
 //     (see RejectBy);
 //   - a search among them replays the one story recorded in
 //     testdata/stories.tsv as the first to break that fix at full strength,
-//     in its zone; the full suite fails when the record is stale, and
-//     -exercise.record writes it anew;
+//     in its zone (with none recorded, or at another -rapid.seed or
+//     -rapid.checks, it searches at full strength); the full suite fails
+//     when the record is stale or missing, and -exercise.record writes it
+//     anew;
 //   - every other handler (a reference solution, a right fix, an
 //     equivalent) is told quickStories stories of each search, here, in
 //     UTC, and of the matrix only the columns its exercise names first or
@@ -57,6 +59,14 @@ const storiesFile = "testdata/stories.tsv"
 // student's check, the full suite, or a process started for one share of
 // a search.
 func full() bool { return *exerciseFlag != "" || *redFlag || sharing() || labtest.FullSuite() }
+
+// recordsApply reports whether the recorded stories are this run's: they
+// were found at the default seed and budget (useLabDefaults), and story k
+// of another seed, or a share of another budget's zones, is another story.
+func recordsApply() bool {
+	useLabDefaults()
+	return rapidSeed() == "1" && storyBudget(100) == 100
+}
 
 // quickStories is how many stories the quick suite tells of a search of n
 // stories (see storyBudget).
