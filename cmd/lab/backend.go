@@ -2,8 +2,14 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
+	"strconv"
 	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"idemlab/lab/report"
 )
@@ -31,21 +37,21 @@ const mariadbTest = "TestMariaDB"
 // test in ./scenarios that runs them, the variable that names the server,
 // and how to set it.
 type dbServer struct {
-	name  string // "PostgreSQL"
-	flag  string // -backend's value for all its levels: "pg"
-	test  string // "TestPostgres"
-	env   string // "IDEMLAB_PG"
-	setIt string // the shell line that sets env, to show
-	what  string // what env holds, for the error without it
+	name    string // "PostgreSQL"
+	flag    string // -backend's value for all its levels: "pg"
+	test    string // "TestPostgres"
+	env     string // "IDEMLAB_PG"
+	setIt   string // the documented shell line that sets env
+	startIt string // what to do when nothing answers where env points
+	addrs   func(dsn string) ([]netAddr, error)
 }
 
 var (
 	postgresServer = &dbServer{name: "PostgreSQL", flag: "pg", test: postgresTest, env: report.EnvPostgres,
-		setIt: "export " + report.EnvPostgres + "='" + exampleDSN + "'",
-		what:  "a connection string\nfor a role that may create databases (the tests make one of their own and drop it)"}
+		setIt:   "export " + report.EnvPostgres + "='" + exampleDSN + "'",
+		startIt: "start it (Debian: pg_ctlcluster 15 main start)", addrs: postgresAddrs}
 	mariadbServer = &dbServer{name: "MariaDB", flag: "mariadb", test: mariadbTest, env: report.EnvMariaDB,
-		setIt: `eval "$(.ci/mariadb-start)"`,
-		what:  "a DSN;\n.ci/mariadb-start starts one of the lab's own and prints the line that sets it"}
+		setIt: `eval "$(.ci/mariadb-start)"`, startIt: `start one: eval "$(.ci/mariadb-start)"`, addrs: mariadbAddrs}
 )
 
 // backend is one matrix the command can run.
@@ -108,16 +114,76 @@ func parseBackend(value string) ([]backend, error) {
 // onServer reports whether bs are a server's matrices, not SQLite's.
 func onServer(bs []backend) bool { return bs[0].srv != nil }
 
-// needServer returns, for a server's matrices without its variable
-// (IDEMLAB_PG, IDEMLAB_MARIADB), an error that says how to set it; nil
-// otherwise.
-func needServer(bs []backend, args []string) error {
+// serverError says in one line that a server's matrices cannot run here
+// and what to run first; the command prints it with the usage line and
+// exits 1 (the arguments were right: the machine is not ready).
+type serverError struct{ msg string }
+
+func (e *serverError) Error() string { return e.msg }
+
+// needServer returns, for a server's matrices, a serverError when the
+// server's variable (IDEMLAB_PG, IDEMLAB_MARIADB) is not set or when
+// nothing answers at the address it names, so that no test runs only to
+// fail on its first connection; nil otherwise, and for SQLite.
+func needServer(bs []backend) error {
 	srv := bs[0].srv
-	if srv == nil || os.Getenv(srv.env) != "" {
+	if srv == nil {
 		return nil
 	}
-	return fmt.Errorf("no %s server: %s names the server, as %s;\nset it and run again, e.g.\n  %s\n  go run ./cmd/lab %s",
-		srv.name, srv.env, srv.what, srv.setIt, strings.Join(args, " "))
+	dsn := os.Getenv(srv.env)
+	if dsn == "" {
+		return &serverError{fmt.Sprintf("set %s first: %s", srv.env, srv.setIt)}
+	}
+	addrs, err := srv.addrs(dsn)
+	if err != nil {
+		return &serverError{fmt.Sprintf("%s does not parse (%v); set it: %s", srv.env, err, srv.setIt)}
+	}
+	for _, a := range addrs {
+		c, err := net.DialTimeout(a.network, a.address, dialTimeout)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+	}
+	return &serverError{fmt.Sprintf("no %s server answers at %s; %s", srv.name, srv.env, srv.startIt)}
+}
+
+// dialTimeout bounds the check that a server answers: a local server
+// accepts a connection in milliseconds, and a closed socket or port is
+// refused at once; only an address that drops packets waits this long.
+const dialTimeout = 3 * time.Second
+
+// netAddr is where a server listens: "unix" and a socket's path, or "tcp"
+// and host:port.
+type netAddr struct{ network, address string }
+
+// mariadbAddrs is where the go-sql-driver DSN dsn connects.
+func mariadbAddrs(dsn string) ([]netAddr, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return []netAddr{{cfg.Net, cfg.Addr}}, nil
+}
+
+// postgresAddrs is where the libpq connection string dsn connects, its
+// fallbacks included: a host that is a directory is a Unix socket in it,
+// .s.PGSQL.<port>.
+func postgresAddrs(dsn string) ([]netAddr, error) {
+	cfg, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	hosts := []*pgconn.FallbackConfig{{Host: cfg.Host, Port: cfg.Port}}
+	var addrs []netAddr
+	for _, h := range append(hosts, cfg.Fallbacks...) {
+		if strings.HasPrefix(h.Host, "/") {
+			addrs = append(addrs, netAddr{"unix", fmt.Sprintf("%s/.s.PGSQL.%d", h.Host, h.Port)})
+			continue
+		}
+		addrs = append(addrs, netAddr{"tcp", net.JoinHostPort(h.Host, strconv.Itoa(int(h.Port)))})
+	}
+	return addrs, nil
 }
 
 // prefix is the go test -run pattern that selects bs's matrix test, and

@@ -152,45 +152,67 @@ func TestBackendPatterns(t *testing.T) {
 	}
 }
 
-// TestNoServer: asking for PostgreSQL without IDEMLAB_PG, or MariaDB
-// without IDEMLAB_MARIADB, gives one error that names the variable and how
-// to set it, and runs no test.
+// TestNoServer: asking for PostgreSQL's or MariaDB's matrices without the
+// server's variable (IDEMLAB_PG, IDEMLAB_MARIADB), or with it naming an
+// address where nothing answers, prints one line that says what to run
+// first (the command the docs give) and the subcommand's usage line, exits
+// 1, and runs no test.
 func TestNoServer(t *testing.T) {
-	t.Setenv(report.EnvPostgres, "")
-	t.Setenv(report.EnvMariaDB, "")
-	for _, args := range [][]string{
-		{"-backend=pg"},
-		{"-backend=pg-rc", "-evidence"},
-		{"-backend=pg-ser", "-json"},
-		{"-backend=pg", "row", "checkthenacttx"},
-		{"-backend=pg-rr", "column", "Race"},
-		{"-backend=pg", "explain", "correct", "Race"},
-		{"-backend=pg", "permutations", "forupdate"},
-		{"-backend=mariadb"},
-		{"-backend=mariadb-rc", "-evidence"},
-		{"-backend=mariadb-rr-si", "-json"},
-		{"-backend=mariadb", "row", "foundrows"},
-		{"-backend=mariadb-ser", "column", "DLock"},
-		{"-backend=mariadb", "explain", "insertignore", "Inval"},
+	const (
+		setPG      = "lab: set IDEMLAB_PG first: export IDEMLAB_PG='postgres:///postgres?host=/var/run/postgresql'\n"
+		setMariaDB = "lab: set IDEMLAB_MARIADB first: eval \"$(.ci/mariadb-start)\"\n"
+		downPG     = "lab: no PostgreSQL server answers at IDEMLAB_PG; start it (Debian: pg_ctlcluster 15 main start)\n"
+		downMaria  = "lab: no MariaDB server answers at IDEMLAB_MARIADB; start one: eval \"$(.ci/mariadb-start)\"\n"
+	)
+	gone := filepath.Join(t.TempDir(), "gone") // no server listens in a new directory
+	for _, env := range []struct {
+		pg, mariadb    string
+		wantPG, wantMa string
+	}{
+		{"", "", setPG, setMariaDB},
+		{"postgres:///postgres?host=" + gone, "idemlab:idemlab@unix(" + gone + "/mariadbd.sock)/idemlab", downPG, downMaria},
+		// Port 1 on loopback: tcpmux, which nothing here serves.
+		{"postgres://idemlab@127.0.0.1:1/postgres", "idemlab:idemlab@tcp(127.0.0.1:1)/idemlab", downPG, downMaria},
 	} {
-		var stdout, stderr bytes.Buffer
-		status := run(args, &stdout, &stderr)
-		got := stderr.String()
-		set := "  export IDEMLAB_PG='postgres:///postgres?host=/var/run/postgresql'\n"
-		if strings.HasPrefix(args[0], "-backend=mariadb") {
-			set = "  eval \"$(.ci/mariadb-start)\"\n"
-		}
-		want := set + "  go run ./cmd/lab " + strings.Join(args, " ") + "\n"
-		if status != exitFail || stdout.Len() != 0 || !strings.Contains(got, want) || strings.Contains(got, "running the tests") {
-			t.Errorf("run(%q) without %s = %d, stdout %q, stderr %q; want %d, nothing on stdout, and stderr saying %q",
-				args, report.EnvPostgres, status, stdout.String(), got, exitFail, want)
-		}
-		if n := strings.Count(got, "\n"); n > 5 {
-			t.Errorf("run(%q) without %s wrote %d lines to stderr, want one error", args, report.EnvPostgres, n)
-		}
-		for _, line := range strings.Split(got, "\n") {
-			if w := utf8.RuneCountInString(line); w > report.Width {
-				t.Errorf("run(%q) without %s: a line %d wide, want at most %d: %q", args, report.EnvPostgres, w, report.Width, line)
+		t.Setenv(report.EnvPostgres, env.pg)
+		t.Setenv(report.EnvMariaDB, env.mariadb)
+		for _, args := range [][]string{
+			{"-backend=pg"},
+			{"-backend=pg-rc", "-evidence"},
+			{"-backend=pg-ser", "-json"},
+			{"-backend=pg", "row", "checkthenacttx"},
+			{"-backend=pg-rr", "column", "Race"},
+			{"-backend=pg", "explain", "correct", "Race"},
+			{"-backend=pg", "permutations", "forupdate"},
+			{"-backend=mariadb"},
+			{"-backend=mariadb-rc", "-evidence"},
+			{"-backend=mariadb-rr-si", "-json"},
+			{"-backend=mariadb", "row", "foundrows"},
+			{"-backend=mariadb-ser", "column", "DLock"},
+			{"-backend=mariadb", "explain", "insertignore", "Inval"},
+		} {
+			c := commands[0] // the matrix
+			if len(args) > 1 && !strings.HasPrefix(args[1], "-") {
+				var err error
+				if c, err = lookupCommand(args[1]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := env.wantPG
+			if strings.HasPrefix(args[0], "-backend=mariadb") {
+				want = env.wantMa
+			}
+			want += c.usageLine() + "\n"
+			var stdout, stderr bytes.Buffer
+			status := run(args, &stdout, &stderr)
+			if status != exitFail || stdout.Len() != 0 || stderr.String() != want {
+				t.Errorf("run(%q) with IDEMLAB_PG=%q IDEMLAB_MARIADB=%q = %d, stdout %q, stderr %q; want %d, nothing on stdout, stderr %q",
+					args, env.pg, env.mariadb, status, stdout.String(), stderr.String(), exitFail, want)
+			}
+			for _, line := range strings.Split(stderr.String(), "\n") {
+				if w := utf8.RuneCountInString(line); w > report.Width {
+					t.Errorf("run(%q): a line %d wide, want at most %d: %q", args, w, report.Width, line)
+				}
 			}
 		}
 	}

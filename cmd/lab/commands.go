@@ -72,10 +72,10 @@ func runAndReport(stderr io.Writer, root string, ts tests) (reps []*report.Repor
 
 // runBackends runs ts, tests of the matrices bs (matrixTests), and returns
 // the reports of bs, in bs's order, or a *testsFailed with them (see
-// ranButFailed). Without a server for PostgreSQL it runs nothing and says
-// how to set one.
+// ranButFailed). Without a server for a server's matrices it runs nothing
+// and says what to run first (needServer).
 func runBackends(stderr io.Writer, bs []backend, ts tests, args []string) ([]*report.Report, error) {
-	if err := needServer(bs, args); err != nil {
+	if err := needServer(bs); err != nil {
 		return nil, err
 	}
 	root, err := moduleRoot()

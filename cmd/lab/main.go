@@ -458,6 +458,18 @@ func exitStatus(stderr io.Writer, err error, c *command) int {
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "lab: %v\n", err)
+	usage := func() {
+		if c == nil {
+			fmt.Fprintln(stderr, topUsage)
+		} else {
+			fmt.Fprintln(stderr, c.usageLine())
+		}
+	}
+	var se *serverError
+	if errors.As(err, &se) {
+		usage()
+		return exitFail
+	}
 	var ue *usageError
 	var le *report.LookupError
 	if errors.As(err, &ue) || errors.As(err, &le) {

@@ -238,7 +238,7 @@ func TestFlagAfterArgument(t *testing.T) {
 	t.Setenv(report.EnvPostgres, "")
 	for _, args := range [][]string{{"row", "markfirst", "-backend=pg"}, {"-backend=pg", "row", "markfirst"}} {
 		var stdout, stderr bytes.Buffer
-		if status := run(args, &stdout, &stderr); status != exitFail || !strings.Contains(stderr.String(), "no PostgreSQL server") {
+		if status := run(args, &stdout, &stderr); status != exitFail || !strings.Contains(stderr.String(), "set IDEMLAB_PG first") {
 			t.Errorf("run(%q) without a server = %d, stderr %q; want %d asking for %s", args, status, stderr.String(), exitFail, report.EnvPostgres)
 		}
 	}
