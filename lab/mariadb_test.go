@@ -22,6 +22,8 @@ func TestClassifyMariaDB(t *testing.T) {
 		{1213, "busy", true},  // deadlock: the transaction was rolled back
 		{1020, "busy", true},  // record changed since last read: rolled back too
 		{1205, "busy", false}, // lock wait timeout: only the statement; roll back first
+		{1317, "busy", false}, // KILL QUERY: only the statement
+		{1969, "busy", false}, // max_statement_time: only the statement
 		{1452, "unknown account", false},
 		{1048, "invalid event", false},
 		{4025, "invalid event", false},

@@ -103,6 +103,8 @@ const (
 	myBadNull         = 1048 // ER_BAD_NULL_ERROR
 	myLockWaitTimeout = 1205 // ER_LOCK_WAIT_TIMEOUT: only the statement was rolled back
 	myLockDeadlock    = 1213 // ER_LOCK_DEADLOCK: the transaction was rolled back
+	myInterrupted     = 1317 // ER_QUERY_INTERRUPTED: KILL QUERY; only the statement ended
+	myStatementTime   = 1969 // ER_STATEMENT_TIMEOUT: max_statement_time; only the statement ended
 	myOutOfRange      = 1264 // ER_WARN_DATA_OUT_OF_RANGE
 	myDataTruncated   = 1265 // WARN_DATA_TRUNCATED, an error under a strict sql_mode
 	myTruncatedValue  = 1366 // ER_TRUNCATED_WRONG_VALUE_FOR_FIELD
@@ -127,7 +129,9 @@ type mariadbError interface {
 // BEGIN is the prescribed answer. Such an error says nothing about the
 // event: never a duplicate, never applied. A MariaDB lock wait timeout
 // (1205) is not retryable: it rolled back only its statement, and the
-// transaction must be rolled back before anything is tried again.
+// transaction must be rolled back before anything is tried again; nor
+// are a statement ended by KILL QUERY (1317) or by max_statement_time
+// (1969), for the same reason (mariadb.TestKillQuery).
 func Retryable(err error) bool {
 	var me mariadbError
 	if errors.As(err, &me) {
@@ -159,7 +163,7 @@ func Classify(err error) error {
 	var me mariadbError
 	if errors.As(err, &me) {
 		switch me.MySQLNumber() {
-		case myLockDeadlock, myCheckRead, myLockWaitTimeout:
+		case myLockDeadlock, myCheckRead, myLockWaitTimeout, myInterrupted, myStatementTime:
 			return fmt.Errorf("%w: %w", ErrBusy, err)
 		case myNoReferencedRow:
 			return fmt.Errorf("%w: %w", ErrUnknownAccount, err)

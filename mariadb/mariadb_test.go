@@ -56,6 +56,8 @@ func TestClassify(t *testing.T) {
 		{1213, "busy", true},
 		{1020, "busy", true},
 		{1205, "busy", false},
+		{1317, "busy", false},
+		{1969, "busy", false},
 		{1452, "unknown account", false},
 		{1048, "invalid event", false},
 		{4025, "invalid event", false},
