@@ -148,9 +148,11 @@ func (r *recorder) readReport(msg string) (summary, reproduce string) {
 	for _, elem := range strings.Split(r.name, "/") {
 		pattern = append(pattern, "^"+regexp.QuoteMeta(elem)+"$")
 	}
-	env := "" // a PostgreSQL cell replays only with the server named
+	env := "" // a server's cell replays only with the server named
 	if strings.HasPrefix(r.name, "TestPostgres/") {
 		env = report.EnvPostgres + "=… "
+	} else if strings.HasPrefix(r.name, "TestMariaDB/") {
+		env = report.EnvMariaDB + "=… "
 	}
 	// On two lines, the pattern last, so that the command fits a transcript
 	// and still pastes whole into a shell.
@@ -522,7 +524,7 @@ func (lm *ledgerMachine) Refused(t *rapid.T) {
 func (lm *ledgerMachine) Locked(t *rapid.T) {
 	e := lm.newOrKnown(t)
 	if _, server := lm.c.Server(); server {
-		lm.lockedPostgres(t, e)
+		lm.lockedServer(t, e)
 		return
 	}
 	release := lm.db.HoldWriteLock()
@@ -532,14 +534,15 @@ func (lm *ledgerMachine) Locked(t *rapid.T) {
 	lm.checkLocked(t, e, a)
 }
 
-// lockedPostgres is Locked on PostgreSQL, where a lock wait is real time
-// and a cancelled context closes the connection: both tables are locked
-// the way SQLite's write lock locks the file (EXCLUSIVE mode lets only
-// plain reads through), and the lab cancels the delivery's statement on
-// the server as soon as it is seen waiting (labtest.Delivery.WhileLocked).
-func (lm *ledgerMachine) lockedPostgres(t *rapid.T, e lab.Event) {
-	a := lm.db.Deliver(e, labtest.Delivery{Unchecked: true, WhileLocked: []string{"LOCK TABLE inbox, accounts IN EXCLUSIVE MODE"}})
-	lm.story.add("deliver %s while another connection holds both tables, cancelled once seen waiting: %v", ShowEvent(e), a)
+// lockedServer is Locked on a server, where a lock wait is real time and a
+// cancelled context closes the connection: another connection holds both
+// tables the way SQLite's write lock holds the file (on PostgreSQL in
+// EXCLUSIVE mode, on MariaDB by locking reads of every row and gap at
+// REPEATABLE READ), and the lab ends the delivery's statement on the
+// server as soon as it is seen waiting (labtest.Delivery.WhileLocked).
+func (lm *ledgerMachine) lockedServer(t *rapid.T, e lab.Event) {
+	a := lm.db.Deliver(e, labtest.Delivery{Unchecked: true, WhileLocked: true})
+	lm.story.add("deliver %s while another connection holds both tables, its waiting statement ended: %v", ShowEvent(e), a)
 	lm.checkLocked(t, e, a)
 }
 

@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -332,9 +334,27 @@ func (db *DB) Inject(f Fault) *Fault {
 func (db *DB) Reset() {
 	db.run.tb.Helper()
 	db.releaseStalls()
-	db.labExec("Reset", `DELETE FROM inbox`)
-	for id, b := range db.initial {
-		db.labExec("Reset", `UPDATE accounts SET balance = $1 WHERE id = $2`, b, id)
+	if db.pg != nil {
+		// On a server: the inbox emptied as the engine empties a kept
+		// database (on MariaDB by TRUNCATE, never DELETE: see
+		// mariadbEngine.reseed), the balances put back in place.
+		ctl, ns := db.pg.srv.control, db.pg.schema
+		if _, err := ctl.Exec(db.pg.srv.engine.emptyInbox(ns)); err != nil {
+			db.run.tb.Fatalf("Reset: %v", err)
+		}
+		for _, id := range slices.Sorted(maps.Keys(db.initial)) {
+			// Whole numbers, written into the statement: the engines'
+			// placeholders differ ($1, ?).
+			q := fmt.Sprintf(`UPDATE %s.accounts SET balance = %d WHERE id = %d`, ns, db.initial[id], id)
+			if _, err := ctl.Exec(q); err != nil {
+				db.run.tb.Fatalf("Reset: %v", err)
+			}
+		}
+	} else {
+		db.labExec("Reset", `DELETE FROM inbox`)
+		for id, b := range db.initial {
+			db.labExec("Reset", `UPDATE accounts SET balance = $1 WHERE id = $2`, b, id)
+		}
 	}
 	db.mu.Lock()
 	defer db.mu.Unlock()

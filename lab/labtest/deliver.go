@@ -29,13 +29,16 @@ type Delivery struct {
 	// cancelled already, whatever Within says. The handler must answer
 	// busy and write nothing.
 	Cancelled bool
-	// WhileLocked, on PostgreSQL only, are statements another connection
-	// runs first, in a transaction it holds open until the delivery has
-	// answered. Whenever one of the delivery's statements waits for that
-	// connection's locks, the lab gives up on the caller's behalf: it
-	// cancels the statement (pg_cancel_backend, a busy error for the
-	// handler). On SQLite the same is HoldWriteLock and Within.
-	WhileLocked []string
+	// WhileLocked, on a server only, has another connection hold both
+	// tables first, as SQLite's write lock holds the file, in a
+	// transaction it holds open until the delivery has answered (on
+	// PostgreSQL LOCK TABLE … IN EXCLUSIVE MODE, on MariaDB locking reads
+	// of every row and gap at REPEATABLE READ). Whenever one of the
+	// delivery's statements waits for that connection's locks, the lab
+	// gives up on the caller's behalf: it ends the statement
+	// (pg_cancel_backend or KILL QUERY, a busy error for the handler). On
+	// SQLite the same is HoldWriteLock and Within.
+	WhileLocked bool
 	// Kill, when set, kills the process on that side of the delivery's
 	// statement number KillAt, leaving the database's files as SIGKILL
 	// would, and reopens the database, as a restarted service would (on
@@ -79,8 +82,8 @@ func (db *DB) Deliver(e lab.Event, how ...Delivery) Answer {
 		}
 		return a
 	}
-	if d.WhileLocked != nil {
-		return db.whileLocked(d.WhileLocked, deliver)
+	if d.WhileLocked {
+		return db.whileLocked(deliver)
 	}
 	return deliver()
 }

@@ -237,6 +237,10 @@ func (mariadbEngine) reseed(srv *Server, ns string, accounts []Account) error {
 	return nil
 }
 
+// emptyInbox is TRUNCATE TABLE, as in reseed; the inbox is no table's
+// parent, so the foreign key does not refuse it.
+func (mariadbEngine) emptyInbox(ns string) string { return `TRUNCATE TABLE ` + ns + `.inbox` }
+
 func (mariadbEngine) drop(srv *Server, ns string) error {
 	_, err := srv.control.Exec("DROP DATABASE IF EXISTS " + ns)
 	return err
@@ -316,4 +320,49 @@ func lockWaitIn(status string, id int64) bool {
 		}
 	}
 	return false
+}
+
+// cancelWaiting ends, with KILL QUERY, the statement of every session
+// among but holder that SHOW ENGINE INNODB STATUS shows in LOCK WAIT, and
+// returns how many it ended: each gets 1317, its transaction still open
+// (mariadb.TestKillQuery). Like blocked, it does not ask whose lock a
+// session waits for: within the DB's own database only the run's
+// connections hold locks, and while AttemptWhileLocked runs, only holder
+// and the one delivery it holds back are busy.
+func (mariadbEngine) cancelWaiting(srv *Server, among []int64, holder int64) (int, error) {
+	var typ, name, status string
+	if err := srv.control.QueryRow("SHOW ENGINE INNODB STATUS").Scan(&typ, &name, &status); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, id := range among {
+		if id == holder || !lockWaitIn(status, id) {
+			continue
+		}
+		if _, err := srv.control.Exec(fmt.Sprintf("KILL QUERY %d", id)); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+func (mariadbEngine) sessionQuery() string { return "SELECT CONNECTION_ID()" }
+
+func (mariadbEngine) cancelName() string { return "KILL QUERY" }
+
+// holdTables is a locking read of every row of both tables at REPEATABLE
+// READ (for the next transaction only, whatever the pool's level): it
+// locks every record and every gap, the last included, so no other
+// transaction, at any level, can insert, update or lock a row; plain reads
+// go through, but at SERIALIZABLE a read of a row it locked waits
+// (mariadb.TestKillQuery). MariaDB's LOCK TABLES would hold the tables
+// above InnoDB, where a waiting session shows in no InnoDB lock view.
+func (mariadbEngine) holdTables() []string {
+	return []string{
+		"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+		"BEGIN",
+		"SELECT source, event_id, account_id, amount FROM inbox FOR UPDATE",
+		"SELECT id, balance FROM accounts FOR UPDATE",
+	}
 }

@@ -230,6 +230,8 @@ func (postgresEngine) reseed(srv *Server, ns string, accounts []Account) error {
 	return nil
 }
 
+func (postgresEngine) emptyInbox(ns string) string { return `DELETE FROM ` + ns + `.inbox` }
+
 func (postgresEngine) drop(srv *Server, ns string) error {
 	_, err := srv.control.Exec("DROP SCHEMA " + ns + " CASCADE")
 	return err
@@ -262,65 +264,6 @@ func waitsFor(ctl *sql.DB, pid int64, among []int64) (bool, error) {
 		`SELECT EXISTS (SELECT 1 FROM unnest(pg_blocking_pids($1)) p WHERE p = ANY($2))`,
 		pid, among).Scan(&yes)
 	return yes, err
-}
-
-// whileLocked runs deliver while another connection holds the locks that
-// statements take, in a transaction it has not ended, and gives up on the
-// delivery's behalf every time the server shows one of its statements
-// waiting for that connection: the lab cancels the waiting statement with
-// pg_cancel_backend, which fails it with 57014, a busy error, and leaves the
-// connection open. Once the delivery has answered, the other connection
-// rolls back. On PostgreSQL only (Delivery.WhileLocked).
-//
-// It is what a caller's deadline is on SQLite (Delivery.Within while
-// HoldWriteLock holds), without its timing: the cancel is sent once the
-// wait is seen, the way the scheduler sees waits, never after a delay; a
-// context deadline would not do, because pgx answers a cancelled context
-// by closing the connection.
-func (db *DB) whileLocked(statements []string, deliver func() Answer) Answer {
-	db.run.tb.Helper()
-	if db.pg == nil || db.pg.srv.engine != (postgresEngine{}) {
-		db.run.tb.Fatalf("Delivery.WhileLocked: on PostgreSQL only; on SQLite use HoldWriteLock and Delivery.Within")
-	}
-	ctx := context.Background()
-	c, err := db.sql.Conn(ctx)
-	if err != nil {
-		db.run.tb.Fatalf("Delivery.WhileLocked: %v", err)
-	}
-	defer c.Close()
-	var holder int64
-	if err := c.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&holder); err != nil {
-		db.run.tb.Fatalf("Delivery.WhileLocked: %v", err)
-	}
-	for _, st := range append([]string{"BEGIN"}, statements...) {
-		if _, err := c.ExecContext(ctx, st); err != nil {
-			db.run.tb.Fatalf("Delivery.WhileLocked: %s: %v", st, err)
-		}
-	}
-	db.run.Transcript.Note("other", "BEGIN; "+strings.Join(statements, "; "), "holds its locks")
-	done := make(chan Answer, 1)
-	go func() { done <- deliver() }()
-	var a Answer
-	deadline := time.Now().Add(stuckReal)
-	for waiting := true; waiting; {
-		select {
-		case a = <-done:
-			waiting = false
-			continue
-		case <-time.After(pollEvery):
-		}
-		if n := db.pg.cancelBlockedBy(holder); n > 0 {
-			db.run.Transcript.Note("other", "pg_cancel_backend", "the delivery waits for its locks: cancelled")
-		}
-		if time.Now().After(deadline) {
-			panic(fmt.Sprintf("lab: a delivery has been neither answered nor seen waiting for %v", stuckReal))
-		}
-	}
-	if _, err := c.ExecContext(ctx, "ROLLBACK"); err != nil {
-		db.run.tb.Fatalf("Delivery.WhileLocked: ROLLBACK: %v", err)
-	}
-	db.run.Transcript.Note("other", "ROLLBACK", "releases its locks")
-	return a
 }
 
 // interference describes what of the server's state, shared with its other
@@ -367,16 +310,22 @@ func (postgresEngine) starved(err error) (string, string) {
 	return pe.Code, pe.Message
 }
 
-// cancelBlockedBy cancels the statement of every connection of the
-// database that waits for a lock the server process holder holds, and
-// returns how many it cancelled.
-func (p *serverDB) cancelBlockedBy(holder int64) int {
-	pids := p.sessions()
+// cancelWaiting cancels, with pg_cancel_backend, the statement of every
+// session among that waits for a lock the server process holder holds
+// (pg_blocking_pids), and returns how many it cancelled.
+func (postgresEngine) cancelWaiting(srv *Server, among []int64, holder int64) (int, error) {
 	var n int
-	err := p.srv.control.QueryRow(`SELECT count(*) FILTER (WHERE pg_cancel_backend(p::int))
-		FROM unnest($1::bigint[]) p WHERE $2::int = ANY(pg_blocking_pids(p::int))`, pids, holder).Scan(&n)
-	if err != nil {
-		panic(fmt.Sprintf("lab: cancelling the waits on server process %d: %v", holder, err))
-	}
-	return n
+	err := srv.control.QueryRow(`SELECT count(*) FILTER (WHERE pg_cancel_backend(p::int))
+		FROM unnest($1::bigint[]) p WHERE $2::int = ANY(pg_blocking_pids(p::int))`, among, holder).Scan(&n)
+	return n, err
+}
+
+func (postgresEngine) sessionQuery() string { return "SELECT pg_backend_pid()" }
+
+func (postgresEngine) cancelName() string { return "pg_cancel_backend" }
+
+// holdTables locks both tables in EXCLUSIVE mode, which conflicts with
+// every lock but ACCESS SHARE, a plain SELECT's.
+func (postgresEngine) holdTables() []string {
+	return []string{"BEGIN", "LOCK TABLE inbox, accounts IN EXCLUSIVE MODE"}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -77,6 +78,9 @@ type engine interface {
 	// reseed empties the tables of ns and writes the accounts again, on
 	// the control connection.
 	reseed(srv *Server, ns string, accounts []Account) error
+	// emptyInbox is the statement that empties the inbox of ns, as reseed
+	// does.
+	emptyInbox(ns string) string
 	// drop removes namespace ns, its pool closed.
 	drop(srv *Server, ns string) error
 	// close removes whatever the process's runs left on srv and closes its
@@ -97,6 +101,19 @@ type engine interface {
 	// starved returns the server's code and message when err is a refusal
 	// for the server's lack of resources, and "" otherwise.
 	starved(err error) (code, message string)
+	// sessionQuery asks a connection for its session's id: what blocked
+	// and cancelWaiting take.
+	sessionQuery() string
+	// cancelWaiting ends the statement of every session among that waits
+	// for a lock session holder holds, leaving its connection open, and
+	// returns how many it ended.
+	cancelWaiting(srv *Server, among []int64, holder int64) (int, error)
+	// cancelName is how the transcript names what cancelWaiting does.
+	cancelName() string
+	// holdTables are the statements by which a connection holds inbox and
+	// accounts as SQLite's write lock holds the file, until it rolls back:
+	// no other transaction can write a row, plain reads go through.
+	holdTables() []string
 }
 
 // form is a variant's description on one server: lab.Postgres or
@@ -525,4 +542,70 @@ func (sc *scheduler) settleReal(untilProgress bool) {
 		case <-time.After(pollEvery):
 		}
 	}
+}
+
+// whileLocked runs deliver while another connection of the variant's pool
+// holds both tables, inbox and accounts, in a transaction it has not ended
+// (engine.holdTables), and gives up on the delivery's behalf every time the
+// server shows one of its statements waiting: the lab ends the waiting
+// statement and leaves the connection open, with pg_cancel_backend on
+// PostgreSQL (57014) and KILL QUERY on MariaDB (1317), both busy errors.
+// Once the delivery has answered, the other connection rolls back. On a
+// server only (Delivery.WhileLocked).
+//
+// It is what a caller's deadline is on SQLite (Delivery.Within while
+// HoldWriteLock holds), without its timing: the statement is ended once
+// the wait is seen, the way the scheduler sees waits, never after a delay;
+// a context deadline would not do, because both drivers answer a cancelled
+// context by closing the connection.
+func (db *DB) whileLocked(deliver func() Answer) Answer {
+	db.run.tb.Helper()
+	if db.pg == nil {
+		db.run.tb.Fatalf("Delivery.WhileLocked: on a server only; on SQLite use HoldWriteLock and Delivery.Within")
+	}
+	eng := db.pg.srv.engine
+	ctx := context.Background()
+	c, err := db.sql.Conn(ctx)
+	if err != nil {
+		db.run.tb.Fatalf("Delivery.WhileLocked: %v", err)
+	}
+	defer c.Close()
+	var holder int64
+	if err := c.QueryRowContext(ctx, eng.sessionQuery()).Scan(&holder); err != nil {
+		db.run.tb.Fatalf("Delivery.WhileLocked: %v", err)
+	}
+	statements := eng.holdTables()
+	for _, st := range statements {
+		if _, err := c.ExecContext(ctx, st); err != nil {
+			db.run.tb.Fatalf("Delivery.WhileLocked: %s: %v", st, err)
+		}
+	}
+	db.run.Transcript.Note("other", strings.Join(statements, "; "), "holds its locks")
+	done := make(chan Answer, 1)
+	go func() { done <- deliver() }()
+	var a Answer
+	deadline := time.Now().Add(stuckReal)
+	for waiting := true; waiting; {
+		select {
+		case a = <-done:
+			waiting = false
+			continue
+		case <-time.After(pollEvery):
+		}
+		n, err := eng.cancelWaiting(db.pg.srv, db.pg.sessions(), holder)
+		if err != nil {
+			panic(fmt.Sprintf("lab: ending the waits for session %d: %v", holder, err))
+		}
+		if n > 0 {
+			db.run.Transcript.Note("other", eng.cancelName(), "the delivery waits for its locks: ended")
+		}
+		if time.Now().After(deadline) {
+			panic(fmt.Sprintf("lab: a delivery has been neither answered nor seen waiting for %v", stuckReal))
+		}
+	}
+	if _, err := c.ExecContext(ctx, "ROLLBACK"); err != nil {
+		db.run.tb.Fatalf("Delivery.WhileLocked: ROLLBACK: %v", err)
+	}
+	db.run.Transcript.Note("other", "ROLLBACK", "releases its locks")
+	return a
 }
