@@ -894,7 +894,7 @@ const (
 // read of a row it locked; a plain read of a key it does not hold waits at
 // no level (at SERIALIZABLE it takes a shared lock on a gap, and locks on
 // a gap never conflict). It is what the lab does on MariaDB where it
-// cancels a delivery seen waiting (labtest.DB.AttemptWhileLocked), as
+// cancels a delivery seen waiting (labtest.Delivery.WhileLocked), as
 // pg_cancel_backend does on PostgreSQL.
 //
 // Docs: "KILL QUERY terminates the statement that the connection thread_id

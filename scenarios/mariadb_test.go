@@ -16,10 +16,17 @@ import (
 // TestMariaDB runs every MariaDB scenario against every variant that runs
 // there, at every level of MariaDB's axis, as
 // TestMariaDB/<level>/<scenario>/<variant>, and compares the verdicts with
-// testdata/mariadb-<level>.golden (-update rewrites them). The correct
-// variant must hold every scenario at every level. Without IDEMLAB_MARIADB
-// it skips with one line.
-func TestMariaDB(t *testing.T) { mariadbSuite.run(t) }
+// testdata/mariadb-<level>.golden (-update rewrites them, and
+// docs/engines.md's table). The correct variant must hold every scenario
+// at every level. Without IDEMLAB_MARIADB it skips with one line.
+func TestMariaDB(t *testing.T) {
+	mariadbSuite.run(t)
+	if *update && !t.Failed() {
+		if err := updateReadmeBlock("engines"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
 
 // TestMariaDBRegistry holds the MariaDB-only variants to what TestRegistry
 // asks of the others: each is named by its package path, says in its

@@ -3,6 +3,7 @@ package scenarios_test
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,6 +18,7 @@ const (
 	readmePath   = "../README.md"
 	readmeRuPath = "../README.ru.md"
 	postgresPath = "../docs/postgres.md"
+	enginesPath  = "../docs/engines.md"
 )
 
 // readmeBlock is a code block that the tests generate, between two marker
@@ -34,6 +36,7 @@ type readmeBlock struct {
 var readmeBlocks = []readmeBlock{
 	{"matrix", []string{readmePath}, func(*report.Report) (string, error) { return goldenTerminal() }},
 	{"postgres", []string{postgresPath}, func(*report.Report) (string, error) { return postgresMatrices() }},
+	{"engines", []string{enginesPath}, func(*report.Report) (string, error) { return enginesSideBySide() }},
 	{"race", []string{readmePath, readmeRuPath}, func(rep *report.Report) (string, error) {
 		c := rep.Cell("naive/checkthenact", "Race")
 		if c == nil {
@@ -81,6 +84,117 @@ func postgresMatrices() (string, error) {
 		reps = append(reps, rep)
 	}
 	return report.Matrices(reps), nil
+}
+
+// engineColumn is one matrix of docs/engines.md's side-by-side table: its
+// heading and the golden file it is read from.
+type engineColumn struct{ heading, golden string }
+
+// engineColumns are the eight matrices, an engine's levels together.
+var engineColumns = []engineColumn{
+	{"SQLite", goldenPath},
+	{"PG RC", "testdata/postgres-rc.golden"},
+	{"PG RR", "testdata/postgres-rr.golden"},
+	{"PG SER", "testdata/postgres-ser.golden"},
+	{"MDB RC", "testdata/mariadb-rc.golden"},
+	{"MDB RR", "testdata/mariadb-rr.golden"},
+	{"MDB SI", "testdata/mariadb-rr-si.golden"},
+	{"MDB SER", "testdata/mariadb-ser.golden"},
+}
+
+// enginesSideBySide is docs/engines.md's block: every variant of the
+// three engines' golden matrices, a row each, and a column per matrix —
+// ✓ when the variant holds every scenario of that matrix that is not a
+// limit of the pattern (a column the correct handler breaks by design),
+// ✗ when it breaks one, · when it has no row there — then, for each
+// variant that breaks anywhere, the columns it breaks in each matrix,
+// matrices that agree told together. It is read from the golden files,
+// which the matrix tests check every run against, so the page needs no
+// server to stay true.
+func enginesSideBySide() (string, error) {
+	type verdict struct {
+		has    bool
+		broken []string // the short names of the columns it breaks
+	}
+	var rows []string
+	verdicts := map[string][]verdict{}
+	for i, col := range engineColumns {
+		data, err := os.ReadFile(col.golden)
+		if err != nil {
+			return "", err
+		}
+		rep, err := report.ParseReport(string(data))
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", col.golden, err)
+		}
+		for _, v := range rep.Variants {
+			if _, ok := verdicts[v.Name]; !ok {
+				rows = append(rows, v.Name)
+				verdicts[v.Name] = make([]verdict, len(engineColumns))
+			}
+			vd := verdict{has: true}
+			for _, sc := range rep.Scenarios {
+				if c := v.Results[sc.Name]; sc.Limit == "" && c != nil && !c.Pass {
+					vd.broken = append(vd.broken, sc.Short)
+				}
+			}
+			verdicts[v.Name][i] = vd
+		}
+	}
+	width := 0
+	for _, r := range rows {
+		width = max(width, len(r))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-*s", width, "")
+	for _, col := range engineColumns {
+		fmt.Fprintf(&b, " %-7s", col.heading)
+	}
+	b.WriteString("\n")
+	for _, r := range rows {
+		line := fmt.Sprintf("%-*s", width, r)
+		for _, vd := range verdicts[r] {
+			mark := report.Pass
+			switch {
+			case !vd.has:
+				mark = "·"
+			case len(vd.broken) > 0:
+				mark = report.Fail
+			}
+			line += fmt.Sprintf(" %-7s", mark)
+		}
+		b.WriteString(strings.TrimRight(line, " ") + "\n")
+	}
+	b.WriteString("\n✓ holds every column that is not a limit   ✗ breaks one   · no row in that matrix\n\n")
+	for _, r := range rows {
+		var parts []string
+		vs := verdicts[r]
+		for i := 0; i < len(vs); {
+			j := i + 1
+			for j < len(vs) && engineOf(j) == engineOf(i) && slices.Equal(vs[j].broken, vs[i].broken) && vs[j].has == vs[i].has {
+				j++
+			}
+			if vs[i].has && len(vs[i].broken) > 0 {
+				var names []string
+				for _, col := range engineColumns[i:j] {
+					names = append(names, col.heading)
+				}
+				parts = append(parts, strings.Join(names, ", ")+": "+strings.Join(vs[i].broken, " "))
+			}
+			i = j
+		}
+		if len(parts) > 0 {
+			b.WriteString(report.Wrap(r+" breaks "+strings.Join(parts, "; "), 4))
+		}
+	}
+	return b.String(), nil
+}
+
+// engineOf is the engine of engineColumns[i]: the first word of its
+// heading.
+func engineOf(i int) string {
+	engine, _, _ := strings.Cut(engineColumns[i].heading, " ")
+	return engine
 }
 
 // updateReadmeBlock rewrites one generated block, whose text needs no

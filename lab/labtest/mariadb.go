@@ -327,7 +327,7 @@ func lockWaitIn(status string, id int64) bool {
 // returns how many it ended: each gets 1317, its transaction still open
 // (mariadb.TestKillQuery). Like blocked, it does not ask whose lock a
 // session waits for: within the DB's own database only the run's
-// connections hold locks, and while AttemptWhileLocked runs, only holder
+// connections hold locks, and while Delivery.WhileLocked holds, only holder
 // and the one delivery it holds back are busy.
 func (mariadbEngine) cancelWaiting(srv *Server, among []int64, holder int64) (int, error) {
 	var typ, name, status string
