@@ -81,3 +81,11 @@ func TestSolutionNewVariant(t *testing.T) {
 	t.Parallel()
 	checks.Verify(t, checks.NewVariant, checks.NewVariantWork{Variant: newvariantsolution.Variant, Scenario: numericIDs})
 }
+
+// Exercise 12's solution is correct/'s MariaDB handler (correct.MariaDB):
+// the INSERT first, its count read, the stored payload compared on 0
+// rows. Without IDEMLAB_MARIADB it skips (TestMain has said so).
+func TestSolutionRepeatableRead(t *testing.T) {
+	t.Parallel()
+	checks.Verify(t, checks.RepeatableRead, correct.Variant)
+}
