@@ -45,8 +45,13 @@ func (c clocked) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) 
 	return c.p.Process(ctx, e, c.clock())
 }
 
-// Retention is the check of the retention exercise: PurgeBoundaries, the
-// whole matrix held to the correct standard, then PurgeSearch.
+// Retention is the check of the retention exercise: PurgeBoundaries,
+// PurgeVolume, the whole matrix held to the correct standard, then
+// PurgeSearch.
+//
+// PurgeVolume is the dimension PurgeSearch does not vary, the inbox's size:
+// one purge of thousands of rows, expired and in their window, at counts
+// around the caps a purge might have (see purgeVolume).
 //
 // PurgeSearch is the ledger property (see ledger_test.go) on a clock, with the
 // purge as a background job: 100 stories at -rapid.checks=100. Its
@@ -81,6 +86,7 @@ func (c clocked) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) 
 func Retention(c *Checker, s retention.Service) {
 	now := t0
 	c.Scenario(purgeBoundaries(s, &now), retentionAt(s, func() time.Time { return now }))
+	c.Scenario(purgeVolume(s, &now), retentionAt(s, func() time.Time { return now }))
 	c.Matrix(retentionVariant(s), nil)
 	env := &ledgerEnv{}
 	env.newInner = func(db *sql.DB) lab.Processor { return clocked{s.New(db), env.clock} }
@@ -478,4 +484,174 @@ func keeps(db *labtest.DB, e lab.Event) bool {
 		}
 	}
 	return false
+}
+
+// volumes are the counts of expired rows, and of rows in their window,
+// that PurgeVolume seeds: at and just past the round caps a purge might
+// have (a batch of 1000, the newest 10000 kept), and a count that is no
+// round number.
+var volumes = []int{1000, 1001, 10000, 10001, 12347}
+
+// purgeVolume: an inbox of n rows whose window has closed and n rows whose
+// window is open, for each n of volumes, purged once. Every expired row
+// must go, every row in its window must stay, and Purge must say how many
+// went: a purge that deletes one batch a run leaves an inbox that grows
+// without end, and one that keeps only the newest rows re-opens events the
+// provider may still send.
+//
+// The rows are the handler's own: it delivers one event at each of six
+// ages (three expired: a second, an hour and two windows past its end;
+// three open: at its very end, halfway through, and new), and the lab
+// copies each row in one transaction, every column as the handler wrote
+// it but the event id, and credits the account with the copies' amounts,
+// so that the ledger explains every row.
+func purgeVolume(s retention.Service, now *time.Time) labtest.Scenario {
+	w := retention.RedeliveryWindow
+	ages := []struct {
+		name    string
+		age     time.Duration
+		expired bool
+	}{
+		{"closed-1s", w + time.Second, true}, {"closed-1h", w + time.Hour, true}, {"closed-long", 3 * w, true},
+		{"open-at-end", w, false}, {"open-half", w / 2, false}, {"open-new", 0, false},
+	}
+	return labtest.Scenario{
+		Name: "PurgeVolume",
+		Shows: fmt.Sprintf("one purge of an inbox of %v rows whose window has closed and as many in their window: every expired row goes, every other stays",
+			volumes),
+		Run: func(r *labtest.Run) {
+			ctx := context.Background()
+			for _, n := range volumes {
+				r.Case(fmt.Sprintf("%d and %d rows", n, n), func(c *labtest.Run) {
+					db := c.Open()
+					at := t0.Add(4 * w) // the purge's instant
+					var events []lab.Event
+					for i, a := range ages {
+						e := lab.Event{Source: "provider-a", EventID: a.name, AccountID: 1, Amount: int64(i + 1)}
+						*now = at.Add(-a.age)
+						c.WantOutcome(db.Deliver(e), lab.Applied)
+						events = append(events, e)
+					}
+					// n rows of each kind, split among its three ages.
+					copies := map[string]int{}
+					for i, a := range ages {
+						copies[a.name] = n/3 - 1 // the delivered row is one
+						if i%3 == 0 {
+							copies[a.name] += n % 3
+						}
+					}
+					if err := copyRows(ctx, db.Pool(), events, copies); err != nil {
+						c.Errorf("seeding the inbox: %v", err)
+						return
+					}
+					*now = at
+					deleted, err := s.Purge(ctx, db.Pool(), at)
+					if err != nil {
+						c.Errorf("Purge(%s) over %d expired and %d open rows: %v", showTime(at), n, n, err)
+						return
+					}
+					_, inbox := db.State()
+					kept := map[string]int{}
+					var lost lab.Event // a row deleted in its window, if any
+					present := map[lab.Key]bool{}
+					for _, e := range inbox {
+						present[e.Key()] = true
+						kept[strings.SplitN(e.EventID, "#", 2)[0]]++
+					}
+					var keptExpired, gone int
+					for _, a := range ages {
+						if a.expired {
+							keptExpired += kept[a.name]
+						} else {
+							gone += copies[a.name] + 1 - kept[a.name]
+						}
+					}
+					if keptExpired > 0 {
+						c.Errorf("Purge(%s) over %d rows whose window has closed (a second to two windows before) and %d in their window kept %d of the expired, want 0: history past its window must go, or the inbox grows without end",
+							showTime(at), n, n, keptExpired)
+					}
+					if gone > 0 {
+						for i, a := range ages {
+							if a.expired {
+								continue
+							}
+							for j := 0; j <= copies[a.name] && lost.EventID == ""; j++ {
+								e := events[i]
+								if j > 0 {
+									e.EventID = copyID(a.name, j)
+								}
+								if !present[e.Key()] {
+									lost = e
+								}
+							}
+							if lost.EventID != "" {
+								first := at.Add(-a.age)
+								*now = first.Add(w) // redelivered at its window's end
+								got := db.Deliver(lost)
+								c.Errorf("Purge(%s) over %d rows whose window has closed and %d in their window deleted %d of those in their window, want 0: %s, first delivered at %s and redelivered at %s, within its window, was %v, want duplicate",
+									showTime(at), n, n, gone, scenarios.ShowEvent(lost), showTime(first), showTime(*now), got)
+								break
+							}
+						}
+					}
+					if want := int64(n + n - len(inbox)); deleted != want {
+						c.Errorf("Purge(%s) = %d rows deleted, want %d: the rows gone", showTime(at), deleted, want)
+					}
+					db.PurgeInbox() // the ledger's baseline is the balances now
+				})
+			}
+		},
+	}
+}
+
+// copyID is the event id of the i-th copy of the row of event id.
+func copyID(id string, i int) string { return fmt.Sprintf("%s#%05d", id, i) }
+
+// copyRows copies, in one transaction, each event's inbox row copies[its
+// id] times, each copy with the event id copyID(id, i) and every other
+// column as the row has it, and credits the account each copy names with
+// its amount.
+func copyRows(ctx context.Context, db *sql.DB, events []lab.Event, copies map[string]int) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT name FROM pragma_table_info('inbox') ORDER BY cid`)
+	if err != nil {
+		return err
+	}
+	var cols, vals []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return err
+		}
+		quoted := `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+		cols = append(cols, quoted)
+		if strings.EqualFold(name, "event_id") {
+			quoted = `printf('%s#%05d', event_id, n.i)`
+		}
+		vals = append(vals, quoted)
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	for _, e := range events {
+		k := copies[e.EventID]
+		if k <= 0 {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $1)
+			INSERT INTO inbox (`+strings.Join(cols, ", ")+`) SELECT `+strings.Join(vals, ", ")+`
+			FROM inbox, n WHERE source = $2 AND event_id = $3`, k, e.Source, e.EventID); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET balance = balance + $1 WHERE id = $2`,
+			int64(k)*e.Amount, e.AccountID); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }
