@@ -5,10 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"hash/fnv"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"testing"
 
 	"pgregory.net/rapid"
 
@@ -69,10 +72,13 @@ func pay(source, eventID string, order, amount int64) lab.Event {
 //     '/', or are exactly 128 bytes long, and, in half the stories, one
 //     that is another with white space in front or behind ("order-42 ",
 //     "\torder-A": what a trimmed key or an RTRIM collation takes for one
-//     order); payments of one order under new event ids, from several
-//     sources (which differ by case too), with the
-//     same amount or another (1, small, at the amount cap), and repeats of
-//     known events, with their amount or another;
+//     order), or, in most of the others, two orders alike (orderPairs): ids
+//     that share their first 16, 32, 64 or 127 bytes and differ only after
+//     (what a key cut to that many bytes takes for one order), and ids
+//     whose FNV-1a 32 or CRC-32 is one (what a key hashed to 32 bits takes
+//     for one); payments of one order under new event ids, from several
+//     sources (which differ by case too), with the same amount or another
+//     (1, small, at the amount cap), and repeats of known events, with their amount or another;
 //   - concurrency: two or three sessions, each paying one or two times
 //     (one event in several sessions, several events of one order, other
 //     orders), interleaved at every statement by a schedule rapid draws,
@@ -174,6 +180,27 @@ func (env *orderEnv) payment(e lab.Event) businesskey.Payment {
 var storyOrders = []string{"order-42", "order-A", "order-a", "ORDER-42", "order-\u00e9", "order-e\u0301", "заказ-7", "orders/42",
 	exactly(lab.MaxKeyBytes, "order-", "€")}
 
+// orderPairs are pairs of order ids alike, which a story without a padded
+// look-alike takes for its first and last orders (but for the first pair,
+// none): ids that share their first 16, 32, 64 or 127 bytes and differ only
+// after (order-1234567890 is 16 bytes long, order-12345678901 the same and
+// one more), and ids that a 32-bit hash takes for one: FNV-1a 32 (both
+// 4001749250) and CRC-32 IEEE (both 3829696261), as TestOrderPairsCollide
+// computes. None is among storyOrders.
+var orderPairs = [][2]string{{"", ""},
+	{"order-1234567890", "order-12345678901"},
+	alikePast(16), alikePast(32), alikePast(64), alikePast(lab.MaxKeyBytes - 1),
+	{"order-229599", "order-432382"},
+	{"order-0URYL1LJ", "order-XWSZ5ZH7"},
+}
+
+// alikePast returns two order ids of n+1 bytes that share their first n
+// bytes and differ in the last one.
+func alikePast(n int) [2]string {
+	prefix := exactly(n, "order-", "0")
+	return [2]string{prefix + "1", prefix + "2"}
+}
+
 // orderPads are the white space an order's look-alike adds to another
 // order's id, in front or behind (see orderEnv.tell): none half the time,
 // else a space (SQLite's RTRIM collation ignores those behind), two, a
@@ -208,7 +235,14 @@ func (env *orderEnv) tell(c *labtest.Run, t *rapid.T) {
 	shape := drawShape(t)
 	n := rapid.IntRange(2, 3).Draw(t, "orders")
 	orders := rapid.SliceOfNDistinct(rapid.SampledFrom(storyOrders), n, n, rapid.ID[string]).Draw(t, "order ids")
-	if pad := rapid.SampledFrom(orderPads).Draw(t, "an order's look-alike"); pad != "" {
+	pad := rapid.SampledFrom(orderPads).Draw(t, "an order's look-alike")
+	if pad == "" {
+		// The first and the last orders are a pair alike: two orders, which
+		// a key cut short or hashed to 32 bits takes for one.
+		if pair := rapid.SampledFrom(orderPairs).Draw(t, "a pair of orders alike"); pair[0] != "" {
+			orders[0], orders[n-1] = pair[0], pair[1]
+		}
+	} else {
 		// The last order is the first one padded with white space: two
 		// orders, which a key trimmed (or compared under RTRIM) takes for one.
 		base := orders[0]
@@ -764,5 +798,38 @@ func wantOrders(r *labtest.Run, db *labtest.DB, want map[int64]int, seen ...lab.
 		if err := db.Pool().QueryRow(`SELECT count(*) FROM inbox WHERE source = $1 AND event_id = $2`, e.Source, e.EventID).Scan(&n); err != nil || n != 1 {
 			r.Errorf("inbox rows for %s = %d (%v), want 1: every event is recorded as seen, also one whose operation was done before", e.Key(), n, err)
 		}
+	}
+}
+
+// TestOrderPairsCollide computes what orderPairs says of its pairs: two
+// ids alike in their first n bytes, or hashed alike by FNV-1a 32 or CRC-32
+// (IEEE), neither among storyOrders.
+func TestOrderPairsCollide(t *testing.T) {
+	fnv32 := func(s string) uint32 {
+		h := fnv.New32a()
+		h.Write([]byte(s))
+		return h.Sum32()
+	}
+	crc := func(s string) uint32 { return crc32.ChecksumIEEE([]byte(s)) }
+	for _, p := range orderPairs[1:] {
+		for _, id := range p {
+			if len(id) > lab.MaxKeyBytes || slices.Contains(storyOrders, id) {
+				t.Errorf("orderPairs holds %q, want at most %d bytes, not among storyOrders", id, lab.MaxKeyBytes)
+			}
+		}
+		if p[0] == p[1] {
+			t.Errorf("orderPairs holds %q twice, want two ids", p[0])
+		}
+	}
+	for i, n := range []int{16, 16, 32, 64, lab.MaxKeyBytes - 1} {
+		if p := orderPairs[1+i]; p[0][:n] != p[1][:n] {
+			t.Errorf("orderPairs[%d] = %q, %q: first %d bytes differ, want them one", 1+i, p[0], p[1], n)
+		}
+	}
+	if p := orderPairs[6]; fnv32(p[0]) != 4001749250 || fnv32(p[1]) != 4001749250 {
+		t.Errorf("FNV-1a 32 of %q, %q = %d, %d, want 4001749250", p[0], p[1], fnv32(p[0]), fnv32(p[1]))
+	}
+	if p := orderPairs[7]; crc(p[0]) != 3829696261 || crc(p[1]) != 3829696261 {
+		t.Errorf("CRC-32 of %q, %q = %d, %d, want 3829696261", p[0], p[1], crc(p[0]), crc(p[1]))
 	}
 }

@@ -3,6 +3,8 @@ package checks_test
 import (
 	"context"
 	"database/sql"
+	"hash/crc32"
+	"hash/fnv"
 	"strings"
 	"sync"
 	"testing"
@@ -52,6 +54,23 @@ const (
 	// answers duplicate, and evt-2, a new event, activates the order again
 	// (as would a second replica of the service, whose map is its own).
 	memoryMap
+	// prefixKey: a blind student's fix (claim_key_prefix16), accepted by
+	// the check of its day, whose orders differed within their first bytes:
+	// the claim's key is the order id cut to 16 bytes ("our ids are order-
+	// and a number"). order-1234567890 and order-12345678901 are two
+	// orders; paying the second after the first finds the claim taken:
+	// answered duplicate, never activated.
+	prefixKey
+	// fnvKey: a blind student's fix (claim_key_fnv32), accepted by the
+	// check of its day: the claim's key is the order id's FNV-1a 32-bit
+	// hash, an INTEGER PRIMARY KEY ("compact, and the rowid itself").
+	// order-229599 and order-432382 hash alike (4001749250): the second
+	// order is never activated. Among 100000 orders a collision is more
+	// likely than not.
+	fnvKey
+	// crcKey: the same with CRC-32 (IEEE), the other 32-bit hash Go's
+	// library offers: order-0URYL1LJ and order-XWSZ5ZH7 (3829696261).
+	crcKey
 )
 
 var businesskeyFixes = []struct {
@@ -68,6 +87,9 @@ var businesskeyFixes = []struct {
 	{"activation-key-trimmed", trimmedKey, []string{"OrderSearch"}},
 	{"activation-key-rtrim-collation", rtrimKey, []string{"OrderSearch"}},
 	{"activated-orders-in-memory-behind-a-mutex", memoryMap, []string{"OrderFaults"}},
+	{"activation-key-cut-to-16-bytes", prefixKey, []string{"OrderSearch"}},
+	{"activation-key-fnv-1a-32", fnvKey, []string{"OrderSearch"}},
+	{"activation-key-crc-32", crcKey, []string{"OrderSearch"}},
 }
 
 func TestGalleryBusinessKey(t *testing.T) {
@@ -87,6 +109,12 @@ func TestGalleryBusinessKey(t *testing.T) {
 			case trimmedKey: // the student's table: no order of that id need exist
 				schema = strings.Replace(schema, "order_id TEXT NOT NULL PRIMARY KEY REFERENCES orders (id)",
 					"order_id TEXT NOT NULL PRIMARY KEY", 1)
+			case prefixKey: // the student's table: a cut key is no order's id
+				schema = strings.Replace(schema, "order_id TEXT NOT NULL PRIMARY KEY REFERENCES orders (id)",
+					"order_id TEXT NOT NULL PRIMARY KEY", 1)
+			case fnvKey, crcKey: // the hash as the rowid
+				schema = strings.Replace(schema, "order_id TEXT NOT NULL PRIMARY KEY REFERENCES orders (id)",
+					"order_id INTEGER PRIMARY KEY", 1)
 			case rtrimKey:
 				schema = strings.Replace(schema, "order_id TEXT NOT NULL PRIMARY KEY REFERENCES orders (id)",
 					"order_id TEXT NOT NULL PRIMARY KEY COLLATE RTRIM REFERENCES orders (id)", 1)
@@ -148,6 +176,14 @@ func (h *orders) Process(ctx context.Context, p businesskey.Payment) (lab.Outcom
 			claim, args = `INSERT INTO activations (order_id, amount) VALUES ($1, $2) ON CONFLICT DO NOTHING`, []any{p.OrderID, p.Amount}
 		case trimmedKey:
 			args = []any{strings.TrimSpace(p.OrderID)}
+		case prefixKey:
+			args = []any{p.OrderID[:min(len(p.OrderID), 16)]}
+		case fnvKey:
+			h := fnv.New32a()
+			h.Write([]byte(p.OrderID))
+			args = []any{int64(h.Sum32())}
+		case crcKey:
+			args = []any{int64(crc32.ChecksumIEEE([]byte(p.OrderID)))}
 		}
 		res, err := tx.ExecContext(ctx, claim, args...)
 		if err != nil {
@@ -222,7 +258,8 @@ func (h *orders) Process(ctx context.Context, p businesskey.Payment) (lab.Outcom
 			h.activated[p.OrderID] = true
 		}
 		return o, err
-	case amountKey, caseFoldedKey, trimmedKey, rtrimKey: // the solution's order, with its own key
+	case amountKey, caseFoldedKey, trimmedKey, rtrimKey, prefixKey, fnvKey, crcKey:
+		// the solution's order, with its own key
 		return inTx(func(tx *sql.Tx) (lab.Outcome, error) {
 			if ok, err := record(tx); err != nil || !ok {
 				return lab.Duplicate, err
