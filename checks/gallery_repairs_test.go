@@ -58,6 +58,22 @@ var repairs = []wrongFix{
 				ON CONFLICT (event_key) DO NOTHING`,
 			lookup: `SELECT account_id, amount FROM inbox WHERE event_key = $1 || char(31) || $2`},
 		checks.SourceScope, []string{"KeySearch"}},
+	// A blind student's fix (round 2's source_prefix32_in_key), accepted
+	// by the check of its day, whose sources were all short: the key in one
+	// column, the source cut to its first 32 bytes, a separator and the id
+	// ("a provider's name is short; this keeps the index small"). The
+	// student joined them with a NUL in Go; here the cut source is written
+	// in hex, which holds no ':', so that only the cut makes two keys one.
+	// hooks.example/…/eu and …/us, 35 bytes each, share evt-1's key: the
+	// second is answered as a repeat of the first (or a payload conflict)
+	// and never credits.
+	{"sourcescope/key-column-with-the-source-cut-to-32-bytes", "the key in one column, the source's first 32 bytes, ':' and event_id: two sources alike in their first 32 bytes are one",
+		ledger{rowCheck: true, schema: keyColumn,
+			insert: `INSERT INTO inbox (event_key, source, event_id, account_id, amount)
+				VALUES (hex(substr(CAST($1 AS BLOB), 1, 32)) || ':' || $2, $1, $2, $3, $4)
+				ON CONFLICT (event_key) DO NOTHING`,
+			lookup: `SELECT account_id, amount FROM inbox WHERE event_key = hex(substr(CAST($1 AS BLOB), 1, 32)) || ':' || $2`},
+		checks.SourceScope, []string{"KeySearch"}},
 	// Blind students' fixes (checks/testdata/blind/round0, accepted by the
 	// checks of their day): the key fixed in all three places, and then
 	// "normalised" on the way in. Provider names come from configuration in

@@ -309,7 +309,7 @@ func (lm *ledgerMachine) actions() map[string]func(*rapid.T) {
 		"New": lm.New, "Repeat": lm.Repeat, "Changed": lm.Changed, "Twin": lm.Twin,
 		"Missing": lm.Missing, "Invalid": lm.Invalid, "Refused": lm.Refused, "MisCredit": lm.MisCredit,
 		"Fault": lm.Fault, "Crash": lm.Crash, "Race": lm.Race, "FaultRace": lm.FaultRace, "Reconnect": lm.Reconnect, "Restart": lm.Restart,
-		"Lost": lm.Lost,
+		"Lost": lm.Lost, "TailTwins": lm.TailTwins,
 	}
 }
 

@@ -1,6 +1,10 @@
 package checks
 
 import (
+	"fmt"
+
+	"pgregory.net/rapid"
+
 	"idemlab/lab"
 	"idemlab/lab/labtest"
 )
@@ -21,7 +25,10 @@ import (
 //     source with its case flipped, a trailing space, and the characters of
 //     source and id split elsewhere around a '/', a ':', another separator
 //     or nothing (what a key written as one string cannot tell apart);
-//     repeats and changed payloads of each;
+//     pairs of new events whose sources, or ids, share their first 16, 32
+//     or 64 bytes and differ only after (what a key that keeps only the
+//     first bytes of either takes for one: TailTwins); repeats and changed
+//     payloads of each;
 //   - concurrency: twins, repeats and new events of two or three sessions
 //     interleaved at every statement;
 //   - pool shape, faults and crashes as every ledger property's;
@@ -32,7 +39,7 @@ import (
 var SourceScope = Repair([]string{"SourceScope", "Duplicate", "PayloadConflict"}, keySearch, SecondSourceRepeat)
 
 var keySearch = repairSearch("sourcescope", "KeySearch",
-	"rapid's stories of events whose keys look alike (another source, case, space, the same characters split elsewhere around a separator or none), at once or one by one: each key is its own event",
+	"rapid's stories of events whose keys look alike (another source, case, space, the same characters split elsewhere around a separator or none, a long prefix alike), at once or one by one: each key is its own event",
 	100, keyWeights)
 
 // keySearchOn is KeySearch's property on v, for the tests that tell its
@@ -46,7 +53,42 @@ func keySearchOn(v lab.Variant) (propertySpec, lab.Variant) {
 // keyWeights say which steps KeySearch's stories draw most: twins of known
 // keys.
 var keyWeights = map[string]int{"New": 3, "Repeat": 2, "Changed": 2, "Twin": 6, "Missing": 1, "Invalid": 1, "Refused": 1, "MisCredit": 1,
-	"Fault": 1, "Crash": 1, "Race": 3, "FaultRace": 1, "Reconnect": 1, "Lost": 1, "Restart": 1}
+	"Fault": 1, "Crash": 1, "Race": 3, "FaultRace": 1, "Reconnect": 1, "Lost": 1, "Restart": 1, "TailTwins": 2}
+
+// keyCuts are the byte counts a key cut short may keep of a source or an
+// id, which TailTwins draws twins alike to and different past.
+var keyCuts = []int{16, 32, 64}
+
+// keyTails are the ends of TailTwins' two sources or ids: two of one
+// length, or one that is the other and more.
+var keyTails = [][2]string{{"eu", "us"}, {"1", "2"}, {"", "-2"}}
+
+// TailTwins delivers two new events whose sources, or ids, share their
+// first 16, 32 or 64 bytes and differ only after, at their end
+// (hooks.example/00…0eu and hooks.example/00…0us): what a key that keeps
+// only the first bytes of a source or an id takes for one event.
+func (lm *ledgerMachine) TailTwins(t *rapid.T) {
+	cut := rapid.SampledFrom(keyCuts).Draw(t, "bytes alike")
+	tails := rapid.SampledFrom(keyTails).Draw(t, "ends")
+	lm.next++
+	var twins [2]lab.Event
+	if rapid.Bool().Draw(t, "ids alike") {
+		source := rapid.SampledFrom(storySources).Draw(t, "source")
+		id := exactly(cut, fmt.Sprintf("evt-%d-", lm.next), "0")
+		for i, tail := range tails {
+			twins[i] = lab.Event{Source: source, EventID: id + tail}
+		}
+	} else {
+		source := exactly(cut, "hooks.example/", "0")
+		for i, tail := range tails {
+			twins[i] = lab.Event{Source: source + tail, EventID: fmt.Sprintf("evt-%d", lm.next)}
+		}
+	}
+	for _, e := range twins {
+		e.AccountID, e.Amount = lm.account(t), lm.amount(t)
+		lm.deliver(t, "deliver a twin", e)
+	}
+}
 
 // SecondSourceRepeat is the sourcescope exercise's own scenario: the key
 // lives in three places (the schema, the ON CONFLICT target, the lookup of
