@@ -113,6 +113,12 @@ var newvariantFixes = []struct {
 	{"harmless-index-and-its-name", "an index on inbox (account_id), which changes nothing the handler answers or stores; " +
 		"the scenario fails where that index exists",
 		checks.NewVariantWork{Variant: extraIndex, Scenario: failsOnIndex("inbox_by_account")}, []string{"Catches"}},
+
+	// Blind students' fixes of round 2 (testdata/blind/round2), accepted by
+	// the check of their day.
+	{"unused-column-counted", "a nullable column the handler never fills, taken for a mistake; the scenario counts the " +
+		"inbox's columns (pragma_table_info) and wants correct/'s four: a correct handler whose inbox has an audit column fails it",
+		checks.NewVariantWork{Variant: unusedColumn, Scenario: countsInboxColumns}, []string{"Behaviour"}},
 }
 
 func TestGalleryNewVariant(t *testing.T) {
@@ -240,6 +246,11 @@ var (
 	extraIndex   = labelled(ledger{rowCheck: true, schema: func(s string) string {
 		return s + "CREATE INDEX inbox_by_account ON inbox (account_id);\n"
 	}}.variant("gallery/newvariant/extra-index"), "an index nothing uses")
+	// unusedColumn is round 2's: correct/ whose inbox has a column it never
+	// fills.
+	unusedColumn = labelled(ledger{rowCheck: true, schema: func(s string) string {
+		return strings.Replace(s, "\tPRIMARY KEY (source, event_id)", "\tnote       TEXT,\n\tPRIMARY KEY (source, event_id)", 1)
+	}}.variant("gallery/newvariant/unused-column"), "the inbox carries a column the handler never fills")
 	conflictReworded = lab.Variant{Name: "gallery/newvariant/conflict-reworded", Mistake: "the conflict's message does not say 'was applied'",
 		Schema: correct.Schema, DSN: correct.DSN,
 		New: func(db *sql.DB) lab.Processor { return conflictWords{correct.New(db)} }}
@@ -303,6 +314,21 @@ func failsOnIndex(index string) labtest.Scenario {
 		}
 	}}
 }
+
+// countsInboxColumns wants an event applied and credited, and the inbox to
+// have correct/'s four columns (pragma_table_info): the schema's
+// structure, not what the handler answers or stores.
+var countsInboxColumns = labtest.Scenario{Name: "Mine", Shows: "the inbox has exactly an event's four columns", Run: func(r *labtest.Run) {
+	db := r.Open(labtest.Account{ID: 1})
+	r.WantOutcome(db.Deliver(plainEvt), lab.Applied)
+	r.WantBalance(db, 1, plainEvt.Amount)
+	var columns int
+	if err := db.Pool().QueryRow(`SELECT count(*) FROM pragma_table_info('inbox')`).Scan(&columns); err != nil {
+		r.Errorf("reading the inbox's columns: %v", err)
+	} else if columns != 4 {
+		r.Errorf("inbox columns = %d, want 4", columns)
+	}
+}}
 
 // wantsKeyText wants the inbox's CREATE TABLE to say PRIMARY KEY (source,
 // event_id).
@@ -421,7 +447,7 @@ func (h commitLookup) Process(ctx context.Context, e lab.Event) (lab.Outcome, er
 // TestRewordedHoldsTheMatrix runs every column of the matrix on each of
 // checks.Rewordings, and on correct/ unlabelled (checks.Unlabelled): each
 // must give correct/'s verdict everywhere, or it is no test of a scenario
-// that reads words. It runs in the full suite: 225 cells.
+// that reads words. It runs in the full suite: 145 cells.
 func TestRewordedHoldsTheMatrix(t *testing.T) {
 	if !labtest.FullSuite() {
 		t.Skipf("the quick suite: %s=1 runs every rewording on every column", labtest.FullEnv)

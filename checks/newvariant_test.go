@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -43,9 +44,10 @@ type NewVariantWork struct {
 //     doc recommends: it asks for nothing the pattern does not give;
 //   - Behaviour: it judges what a handler answers and what the database
 //     holds, not words: it reads no transcript, and it holds on correct/
-//     with the text of its SQL, of its schema or of its errors reworded
-//     (Rewordings), and on correct/ labelled with the variant's name and
-//     mistake;
+//     with the text of its SQL, of its schema or of its errors reworded,
+//     and on its schema with more in it than the handler uses (a column
+//     nothing fills, a column with a default, an index: Rewordings), and
+//     on correct/ labelled with the variant's name and mistake;
 //   - Catches: it fails on the variant; it still fails once the variant's
 //     label, its schema's text and its errors' words say nothing (Unlabelled:
 //     the same handler, the same behaviour); and on the scenario's own
@@ -406,7 +408,8 @@ type Rewording struct {
 }
 
 // Rewordings are the rewordings of correct/ a scenario must hold on
-// (Behaviour): its SQL, its schema and its errors, each in other words.
+// (Behaviour): its SQL, its schema and its errors, each in other words,
+// and its schema with more in it than its handler uses.
 // Every column of the matrix gives each correct/'s verdict
 // (TestRewordedHoldsTheMatrix).
 var Rewordings = []Rewording{
@@ -414,6 +417,34 @@ var Rewordings = []Rewording{
 	{RewordedSchema, "with its schema's text reworded (keywords' and names' case swapped, comments dropped, other line breaks, " +
 		"the inbox's key as (event_id, source)): the same tables, the same constraints"},
 	{RewordedErrors, "with its errors' words changed (each error is of the kinds it was, for errors.Is, and says nothing else)"},
+	{ExtendedSchema, "with what a schema may add that no statement of the handler reads: an unused nullable column and a column " +
+		"with a default in each table, an index on the inbox's account_id"},
+}
+
+// ExtendedSchema is correct/ on its schema with more in it than its
+// handler uses, as a schema that also serves other code has: a nullable
+// column nothing fills and a column with a DEFAULT in each table (every
+// INSERT names its columns, so each takes NULL or its default), and an
+// index on inbox (account_id). What the handler answers and what it
+// stores in the columns it names are correct/'s. A scenario that counts
+// the inbox's columns or indexes (pragma_table_info, pragma_index_list),
+// or reads whole rows (SELECT *) for their shape, fails on it.
+var ExtendedSchema = lab.Variant{Name: "correct/ schema extended", DSN: correct.DSN, New: correct.Variant.New,
+	Schema: extendSchema(correct.Schema)}
+
+// extendSchema is schema, correct/'s, with ExtendedSchema's additions.
+func extendSchema(schema string) string {
+	for _, r := range []struct{ at, added string }{
+		{"\n) STRICT;\n\nCREATE TABLE inbox", ",\n\tnote    TEXT,\n\tkind    TEXT NOT NULL DEFAULT 'customer'"},
+		{"\tPRIMARY KEY (source, event_id)", "\tnote       TEXT,\n\tchannel    TEXT NOT NULL DEFAULT 'webhook',\n"},
+	} {
+		i := strings.Index(schema, r.at)
+		if i < 0 {
+			panic("extendSchema: correct.Schema has no " + strconv.Quote(r.at))
+		}
+		schema = schema[:i] + r.added + schema[i:]
+	}
+	return schema + "CREATE INDEX inbox_account ON inbox (account_id);\n"
 }
 
 // RewordedSchema is correct/ on its schema written otherwise: the same
