@@ -134,8 +134,13 @@ func (p *postman) Send(_ context.Context, m outbox.Message) error {
 	return nil
 }
 
-// Outbox is the check of the outbox exercise: OneReceiptPerCredit, the
-// whole matrix held to the correct standard, then MailSearch.
+// Outbox is the check of the outbox exercise: OneReceiptPerCredit,
+// ResendAfterManyReceipts, the whole matrix held to the correct standard,
+// then MailSearch.
+//
+// ResendAfterManyReceipts is the dimension MailSearch does not vary, how
+// many messages a mailbox takes in between a message and its resend:
+// thousands (see resendAfterManyReceipts).
 //
 // MailSearch is the ledger property (see ledger_test.go) with the relay as a
 // background job and a mail server that loses acknowledgements and
@@ -166,6 +171,7 @@ func (p *postman) Send(_ context.Context, m outbox.Message) error {
 func Outbox(c *Checker, s outbox.Service) {
 	mail := &postman{}
 	c.Scenario(oneReceiptPerCredit(s, mail), s.Variant(mail))
+	c.Scenario(resendAfterManyReceipts(s, mail), s.Variant(mail))
 	c.Matrix(outboxHandler(s), nil)
 	mj := &mailJobs{post: &storyPostman{}, relay: s.Relay, receiver: s.Receiver, receipt: s.Receipt}
 	v := s.Variant(mj.post)
@@ -521,6 +527,75 @@ func oneReceiptPerCredit(s outbox.Service, mail *postman) labtest.Scenario {
 				}
 			}
 			r.WantBalance(db, 1, 400)
+		},
+	}
+}
+
+// receiptsBetween is how many other messages ResendAfterManyReceipts hands
+// the mailbox between a receipt and its resend: more than a mailbox that
+// remembers only the recent ids (64, 1000, 10000 of them) holds, and no
+// round number.
+const receiptsBetween = 10007
+
+// resendAfterManyReceipts: the mail server delivers evt-1's receipt but
+// loses the acknowledgement, so the relay keeps it to send again; its next
+// run comes hours later (the mail server was down), after receiptsBetween
+// other receipts reached the same mailbox, other shops' (provider-b's
+// events). The resend must still be dropped: the mailbox holds evt-1's
+// receipt once, and every other receipt once.
+func resendAfterManyReceipts(s outbox.Service, mail *postman) labtest.Scenario {
+	return labtest.Scenario{
+		Name: "ResendAfterManyReceipts",
+		Shows: fmt.Sprintf("a receipt delivered with its acknowledgement lost, and resent after %s reached the mailbox: one copy",
+			report.Count(receiptsBetween, "other message", "other messages")),
+		Run: func(r *labtest.Run) {
+			ctx := context.Background()
+			mailbox := s.Receiver()
+			mail.to = mailbox
+			db := r.Open()
+			e := lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 100}
+			r.WantOutcome(db.Deliver(e), lab.Applied)
+			mail.loseAck = true
+			failed := mail.failed
+			if err := s.Relay(ctx, db.Pool(), mail); err != nil && mail.failed == failed {
+				r.Errorf("Relay: %v", err)
+			}
+			mail.loseAck = false
+			others := map[string]bool{}
+			for i := range receiptsBetween {
+				m := s.Receipt(lab.Event{Source: "provider-b", EventID: fmt.Sprintf("order-%05d", i+1), AccountID: 1, Amount: 100})
+				others[m.ID] = true
+				mailbox.Receive(m)
+			}
+			for range 2 {
+				if err := s.Relay(ctx, db.Pool(), mail); err != nil {
+					r.Errorf("Relay, with a mail server that accepts everything: %v", err)
+				}
+			}
+			id := s.Receipt(e).ID
+			count := map[string]int{}
+			for _, m := range mailbox.Messages() {
+				count[m.ID]++
+			}
+			if got := count[id]; got != 1 {
+				r.Errorf("receipts for %s in the mailbox = %d, want 1: its acknowledgement was lost, and the relay sent it again after %s reached the mailbox",
+					scenarios.ShowKey(id), got, report.Count(receiptsBetween, "other message", "other messages"))
+			}
+			var twice, missing int
+			for other := range others {
+				switch count[other] {
+				case 0:
+					missing++
+				case 1:
+				default:
+					twice++
+				}
+			}
+			if missing > 0 || twice > 0 {
+				r.Errorf("of the %d other messages, the mailbox holds %d not at all and %d more than once, want every one once",
+					receiptsBetween, missing, twice)
+			}
+			r.WantBalance(db, 1, 100)
 		},
 	}
 }
