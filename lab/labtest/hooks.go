@@ -28,6 +28,10 @@ func (db *DB) before(ctx context.Context, s *stmt) error {
 	s.N = db.steps[s.Session]
 	sched := db.sched
 	db.mu.Unlock()
+	if s.N > sessionStepLimit {
+		db.run.cell.loops(s.Session)
+		return errLooping
+	}
 
 	if sched != nil {
 		sched.park(s)

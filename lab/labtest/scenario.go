@@ -120,6 +120,12 @@ func runCell(t *testing.T, sc Scenario, v lab.Variant, cs *cellState, trace bool
 			run.Close()
 			mu.Lock()
 			defer mu.Unlock()
+			if why := cs.loopReason(); why != "" {
+				// The deliveries ended, on errLooping, before the
+				// watchdog looked: the loop is the verdict all the same.
+				cell = stoppedCell(run, why)
+				return
+			}
 			cell = run.verdict("")
 		})
 	}()
@@ -139,12 +145,12 @@ func runCell(t *testing.T, sc Scenario, v lab.Variant, cs *cellState, trace bool
 			defer mu.Unlock()
 			return cell
 		case now := <-tick.C:
-			if n := cs.progress(); n != last {
+			why := cs.loopReason()
+			if n := cs.progress(); n != last && why == "" {
 				last, lastAt, wedged = n, now, 0
 				continue
 			}
-			var why string
-			if now.Sub(lastAt) >= 2*stuckPoll {
+			if why == "" && now.Sub(lastAt) >= 2*stuckPoll {
 				if dump := allStacks(); goLockWedge(dump, cs.inBubble()) {
 					if wedged++; wedged == wedgeSeen {
 						why = "a delivery waits for a Go lock (a sync.Mutex) that a delivery the lab has parked between two " +

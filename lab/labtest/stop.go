@@ -22,6 +22,10 @@ import (
 // cell has stopped.
 var errStopped = errors.New("lab: the cell was stopped")
 
+// errLooping is what a handler gets from every statement of a session past
+// sessionStepLimit.
+var errLooping = fmt.Errorf("lab: the session ran %d statements without its delivery ending, and runs no more", sessionStepLimit)
+
 // cellState is what the runs of one cell share: the root run and every
 // child of it (a case, an interleaving, a property test case).
 type cellState struct {
@@ -38,6 +42,36 @@ type cellState struct {
 	// abandoned: the watchdog gave the cell up; nothing of it may go on
 	// using the machine.
 	abandoned bool
+	// looping says which session ran more than sessionStepLimit
+	// statements: the watchdog stops the cell for it.
+	looping string
+}
+
+// sessionStepLimit is how many statements one session of a cell may run.
+// The kit's scenarios run at most a few dozen in any session (56, in
+// Concurrent's busiest, measured over every scenario, check and search);
+// a handler that runs a thousand without answering retries without end
+// (on a context its caller cancelled, say, which every statement refuses
+// at once). It never blocks, so nothing else tells it from a cell at
+// work; and a scheduled step costs milliseconds, so the limit is no higher
+// than it must be.
+const sessionStepLimit = 1_000
+
+// loops records that session ran more than sessionStepLimit statements.
+func (c *cellState) loops(session string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.looping == "" {
+		c.looping = fmt.Sprintf("session %s ran %d statements without its delivery ending: the handler runs them in a loop "+
+			"(a retry without a bound, on a context its caller has cancelled?)", session, sessionStepLimit)
+	}
+}
+
+// loopReason returns why the cell loops, "" if it does not.
+func (c *cellState) loopReason() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.looping
 }
 
 // enter records that the calling goroutine's bubble is the cell's.

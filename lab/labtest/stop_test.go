@@ -140,3 +140,31 @@ func TestLabReadsAreTheLabs(t *testing.T) {
 		t.Errorf("RunCell(ReadMidway, correct) = %q, want a pass: the lab's read was taken for the handler's", cell.Failures)
 	}
 }
+
+// TestCellsSurviveALoop holds the lab to stopping a cell whose handler
+// runs statements without end (a retry without a bound): nothing ever
+// blocks, so only the count of its statements tells it from work. Not
+// beside TestCellsSurviveTheirHandler's cases: the loop keeps a core busy
+// for seconds, and theirs are held to wall-clock bounds.
+func TestCellsSurviveALoop(t *testing.T) {
+	loops := wrapped("test/loops", func(h lab.Processor) lab.Processor {
+		// A repeat runs its delivery again and again: every statement
+		// reaches the database, and the delivery never ends.
+		return processorFunc(func(ctx context.Context, e lab.Event) (lab.Outcome, error) {
+			for {
+				if o, err := h.Process(ctx, e); o != lab.Duplicate {
+					return o, err
+				}
+			}
+		})
+	})
+	start := time.Now()
+	cell := labtest.RunCell(t, twoAtOnce, loops)
+	const want = "ran 1000 statements without its delivery ending: the handler runs them in a loop"
+	if cell.Pass || !strings.Contains(strings.Join(cell.Failures, "\n"), want) {
+		t.Errorf("RunCell(TwoAtOnce, a handler that loops) = pass %v, %q, want a failure saying %q", cell.Pass, cell.Failures, want)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("RunCell(TwoAtOnce, a handler that loops) took %v, want a verdict within 30s", took)
+	}
+}

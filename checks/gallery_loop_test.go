@@ -1,0 +1,42 @@
+package checks_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"testing"
+
+	"idemlab/checks"
+	"idemlab/correct"
+	"idemlab/lab"
+)
+
+// TestGalleryEndlessRetry keeps a blind student's wrong fix of exercise 4
+// (checks/testdata/blind/round2/checkthenact__retry_busy_forever.diff):
+// correct/'s transaction, run again for as long as it answers busy. A
+// lock held longer than any wait becomes a retry without end instead of a
+// 503; and once the caller gives up, every statement refuses its
+// cancelled context at once, the handler classifies that as busy, and the
+// loop spins without ever blocking. It hung its check until go test's
+// timeout: nothing ever waits, so the lab never saw the cell stall. The
+// lab now stops a session that runs more statements than any scenario
+// needs (labtest's sessionStepLimit), and names the loop.
+func TestGalleryEndlessRetry(t *testing.T) {
+	v := correct.Variant
+	v.Name, v.Mistake = "gallery/checkthenact/retry-busy-forever", "correct/'s transaction retried for as long as it answers busy"
+	v.Postgres, v.MariaDB = nil, nil
+	v.New = func(db *sql.DB) lab.Processor { return retryWhileBusy{correct.New(db)} }
+	reject(t, checks.CheckThenAct, v, []string{"LockTimeout", "CommitWait", "Cancel", "Property", "RaceSearch"})
+}
+
+// retryWhileBusy runs h's delivery again for as long as it answers busy.
+type retryWhileBusy struct{ h lab.Processor }
+
+func (r retryWhileBusy) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) {
+	for {
+		out, err := r.h.Process(ctx, e)
+		if !errors.Is(err, lab.ErrBusy) {
+			return out, err
+		}
+	}
+}
