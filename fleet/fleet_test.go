@@ -63,8 +63,8 @@ func TestChild(t *testing.T) {
 // to all of them at once. It runs at each isolation level: at REPEATABLE
 // READ and SERIALIZABLE two deliveries that credit one account at once
 // meet as a serialization failure (40001), which correct's retry runs
-// again and, after its last attempt, answers busy for the sender to
-// retry. After the 300th request it kills receiver 0 with
+// again and, when the deadline leaves no time for another attempt,
+// answers busy for the sender to retry. After the 300th request it kills receiver 0 with
 // SIGKILL and starts it again, after the 600th receiver 1; the provider
 // retries what got no answer. Besides, receiver 2 kills itself with
 // SIGKILL right after the COMMIT that applies one more event, sent to it

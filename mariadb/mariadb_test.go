@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
 	"idemlab/lab"
+	"idemlab/postgres"
 )
 
 // TestDSN holds DSN to what the driver reads back from it: the level as
@@ -108,8 +111,11 @@ func (f *flaky) Process(context.Context, lab.Event) (lab.Outcome, error) {
 	return lab.Applied, nil
 }
 
-// TestRetry: a deadlock (1213) and a changed record (1020) are run again,
-// at most Attempts times; a lock wait timeout (1205) is not.
+// TestRetry: a deadlock (1213) and a changed record (1020) are run again;
+// a lock wait timeout (1205) is not. A deadlock that never clears is
+// answered busy before the caller's deadline, or within postgres.Budget
+// when the caller has none (in a synctest bubble: the pauses take no
+// real time).
 func TestRetry(t *testing.T) {
 	for _, c := range []struct {
 		number uint16
@@ -119,14 +125,36 @@ func TestRetry(t *testing.T) {
 	}{
 		{1213, 1, 2, ""},
 		{1020, 3, 4, ""},
-		{1213, Attempts, Attempts, "busy"},
+		{1213, 20, 21, ""},
 		{1205, 1, 1, "busy"},
 	} {
-		f := &flaky{n: c.n, err: Classify(context.Background(), &mysql.MySQLError{Number: c.number})}
-		_, err := Retry(f).Process(context.Background(), lab.Event{})
-		if got := lab.ErrorKind(err); got != c.want || f.calls != c.calls {
-			t.Errorf("Retry(fails %d× with %d).Process = %q after %d calls, want %q after %d", c.n, c.number, got, f.calls, c.want, c.calls)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			f := &flaky{n: c.n, err: Classify(context.Background(), &mysql.MySQLError{Number: c.number})}
+			_, err := Retry(f).Process(context.Background(), lab.Event{})
+			if got := lab.ErrorKind(err); got != c.want || f.calls != c.calls {
+				t.Errorf("Retry(fails %d× with %d).Process = %q after %d calls, want %q after %d", c.n, c.number, got, f.calls, c.want, c.calls)
+			}
+		})
+	}
+	for _, deadline := range []time.Duration{time.Second, 0} {
+		synctest.Test(t, func(t *testing.T) {
+			ctx := context.Background()
+			limit := postgres.Budget
+			if deadline > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, deadline)
+				defer cancel()
+				limit = deadline
+			}
+			f := &flaky{n: 1 << 30, err: Classify(ctx, &mysql.MySQLError{Number: 1213})}
+			start := time.Now()
+			_, err := Retry(f).Process(ctx, lab.Event{})
+			took := time.Since(start)
+			if lab.ErrorKind(err) != "busy" || !lab.Retryable(err) || f.calls < 10 || took > limit {
+				t.Errorf("Retry(always 1213, deadline %v).Process = %v after %d calls in %v, want the last 1213 (busy) after 10 calls or more, within %v",
+					deadline, err, f.calls, took, limit)
+			}
+		})
 	}
 }
 

@@ -5,19 +5,15 @@ import (
 	"idemlab/postgres"
 )
 
-// Attempts is how many times Retry runs a delivery whose transaction
-// InnoDB rolled back for a deadlock or a changed record.
-const Attempts = postgres.Attempts
-
 // Retry returns h with the retry InnoDB prescribes for a deadlock (1213)
 // and, with innodb_snapshot_isolation, a record changed since it was read
 // (1020): the whole transaction was rolled back, only because another ran
-// beside it, so the delivery is run again from BEGIN — at most Attempts
-// times, after a short random pause that grows with each attempt. If every
-// attempt fails, the last error is the answer: busy (lab.ErrBusy), never
-// duplicate. A lock wait timeout (1205) is not retried: it rolled back
-// only its statement, and the handler's answer, busy, leaves the retry to
-// the sender.
+// beside it, so the delivery is run again from BEGIN, after a random pause
+// that grows with each attempt, for as long as the caller's deadline
+// leaves time (postgres.UntilDeadline). When it gives up, the last error
+// is the answer: busy (lab.ErrBusy), never duplicate. A lock wait timeout
+// (1205) is not retried: it rolled back only its statement, and the
+// handler's answer, busy, leaves the retry to the sender.
 //
 // On MariaDB the correct handler needs it even for events no one else
 // delivers: the inbox row's foreign key share-locks the account, so two
