@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sync/atomic"
@@ -144,11 +145,11 @@ func drive(b *testing.B, deliverers int, deliver func()) {
 // default). The events credit 16 accounts in turn, so that concurrent
 // deliveries meet on a row now and then, as a busy service's do; at
 // REPEATABLE READ and SERIALIZABLE such a meeting is a serialization
-// failure, which Retry runs again. Besides events/s it reports how often
-// that happened, per 1,000 events: retries (attempts that failed with
-// 40001 or 40P01 and were run again) and busy (deliveries whose every
-// attempt failed, answered busy) and errors (deliveries that failed
-// otherwise: rolled back, for the sender to deliver again). The bare work
+// failure, which Retry runs again. Besides events/s and applied/s it
+// reports how often that happened, per 1,000 events: retries (attempts
+// that failed with 40001 or 40P01 and were run again) and busy (deliveries
+// Retry gave up on) and errors (deliveries that failed otherwise: rolled
+// back, for the sender to deliver again). The bare work
 // gets the same Retry, so the ratio is the inbox's cost, not the retry's.
 // After the run, every balance must be the sum of what was recorded for
 // it: nothing applied twice or half. The pool holds at most
@@ -161,20 +162,45 @@ func BenchmarkPostgres(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer admin.Close()
-	schemas := 0
 	for _, level := range lab.Isolations {
-		slug := map[lab.Isolation]string{lab.ReadCommitted: "pg-rc", lab.RepeatableRead: "pg-rr", lab.Serializable: "pg-ser"}[level]
 		for _, load := range []string{"bare", "distinct", "repeat"} {
 			for _, deliverers := range []int{1, 8, 64} {
-				b.Run(fmt.Sprintf("%s/%s/deliverers=%d", slug, load, deliverers), func(b *testing.B) {
-					schemas++
-					schema := fmt.Sprintf("bench_%d", schemas)
-					benchPostgres(b, admin, srv.URL(), schema, level, load, deliverers)
+				var m *pgMeasure
+				b.Run(fmt.Sprintf("%s/%s/deliverers=%d", levelSlug[level], load, deliverers), func(sub *testing.B) {
+					if m == nil {
+						m = newPGMeasure(sub, admin, srv.URL(), level, 16)
+						var inner lab.Processor = correct.New(m.db)
+						if load == "bare" {
+							inner, m.table = bare{m.db}, "entries"
+						}
+						h := postgres.Retry(counting{inner, &m.retries})
+						repeat := lab.Event{Source: "provider-a", EventID: "evt-repeat", AccountID: 1, Amount: 1}
+						if load == "repeat" {
+							if _, err := h.Process(context.Background(), repeat); err != nil {
+								sub.Fatal(err)
+							}
+						}
+						var n atomic.Int64
+						m.deliver = func() error {
+							e := repeat
+							if load != "repeat" {
+								i := n.Add(1)
+								e.EventID, e.AccountID = fmt.Sprintf("evt-%d", i), 1+i%16
+							}
+							_, err := h.Process(context.Background(), e)
+							return err
+						}
+					}
+					m.round(sub, deliverers)
 				})
+				m.close(admin)
 			}
 		}
 	}
 }
+
+// levelSlug names an isolation level in a benchmark's name.
+var levelSlug = map[lab.Isolation]string{lab.ReadCommitted: "pg-rc", lab.RepeatableRead: "pg-rr", lab.Serializable: "pg-ser"}
 
 // counting counts the attempts of a handler that failed retryably.
 type counting struct {
@@ -190,8 +216,23 @@ func (c counting) Process(ctx context.Context, e lab.Event) (lab.Outcome, error)
 	return o, err
 }
 
-func benchPostgres(b *testing.B, admin *sql.DB, server, schema string, level lab.Isolation, load string, deliverers int) {
-	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
+// pgMeasure is one PostgreSQL measurement: a schema of its own with
+// accounts 1..n and the inbox (and the bare work's entries), a pool of at
+// most 32 connections, and the delivery each deliverer makes. It is made
+// once and run for every round of go test's ramp (b.N = 1, 100, …).
+type pgMeasure struct {
+	schema  string
+	db      *sql.DB
+	deliver func() error // one delivery, its answer's error
+	table   string       // where the credits are recorded: inbox, or the bare work's entries
+	retries atomic.Int64 // attempts that failed retryably, counted by counting
+}
+
+var pgSchemas atomic.Int64
+
+func newPGMeasure(b *testing.B, admin *sql.DB, server string, level lab.Isolation, accounts int) *pgMeasure {
+	m := &pgMeasure{schema: fmt.Sprintf("bench_%d_%d", os.Getpid(), pgSchemas.Add(1)), table: "inbox"}
+	if _, err := admin.Exec("CREATE SCHEMA " + m.schema); err != nil {
 		b.Fatal(err)
 	}
 	u, err := url.Parse(server)
@@ -199,61 +240,57 @@ func benchPostgres(b *testing.B, admin *sql.DB, server, schema string, level lab
 		b.Fatal(err)
 	}
 	q := u.Query()
-	q.Set("search_path", schema)
+	q.Set("search_path", m.schema)
 	q.Set("synchronous_commit", "on") // the lab's database turns it off for its scenarios
 	u.RawQuery = q.Encode()
-	db, err := sql.Open("pgx", postgres.DSN(u.String(), level))
-	if err != nil {
+	if m.db, err = sql.Open("pgx", postgres.DSN(u.String(), level)); err != nil {
 		b.Fatal(err)
 	}
-	defer db.Close()
-	db.SetMaxOpenConns(32)
-	if _, err := db.Exec(correct.PostgresSchema + `
+	m.db.SetMaxOpenConns(32)
+	m.db.SetMaxIdleConns(32)
+	if _, err := m.db.Exec(correct.PostgresSchema + fmt.Sprintf(`
 		CREATE TABLE entries (account_id BIGINT NOT NULL, amount BIGINT NOT NULL);
-		INSERT INTO accounts (id) SELECT generate_series(1, 16);`); err != nil {
+		INSERT INTO accounts (id) SELECT generate_series(1, %d);`, accounts)); err != nil {
 		b.Fatal(err)
 	}
-	var inner lab.Processor = correct.New(db)
-	if load == "bare" {
-		inner = bare{db}
-	}
-	var retries, busy, failed atomic.Int64
-	h := postgres.Retry(counting{inner, &retries})
-	repeat := lab.Event{Source: "provider-a", EventID: "evt-repeat", AccountID: 1, Amount: 1}
-	if load == "repeat" {
-		if _, err := h.Process(context.Background(), repeat); err != nil {
-			b.Fatal(err)
-		}
-	}
-	warm(b, db, deliverers)
-	var n atomic.Int64
-	deliver := func() {
-		e := repeat
-		if load != "repeat" {
-			i := n.Add(1)
-			e.EventID, e.AccountID = fmt.Sprintf("evt-%d", i), 1+i%16
-		}
-		_, err := h.Process(context.Background(), e)
+	return m
+}
+
+// round delivers b.N events from deliverers goroutines and reports
+// events/s, applied/s and, per 1,000 events, retries, busy answers and
+// other errors; then every balance must be what was recorded for it.
+func (m *pgMeasure) round(b *testing.B, deliverers int) {
+	warm(b, m.db, deliverers)
+	m.retries.Store(0)
+	var busy, failed atomic.Int64
+	drive(b, deliverers, func() {
+		err := m.deliver()
 		switch {
 		case err == nil:
 		case errors.Is(lab.Classify(err), lab.ErrBusy):
 			busy.Add(1)
 		default:
-			failed.Add(1)
-			if failed.Load() == 1 {
+			if failed.Add(1) == 1 {
 				b.Logf("a delivery failed (rolled back): %v", err)
 			}
 		}
-	}
-	drive(b, deliverers, deliver)
-	b.ReportMetric(float64(retries.Load())*1000/float64(b.N), "retries/1000")
+	})
+	applied := b.N - int(busy.Load()+failed.Load())
+	b.ReportMetric(float64(applied)/b.Elapsed().Seconds(), "applied/s")
+	b.ReportMetric(float64(m.retries.Load())*1000/float64(b.N), "retries/1000")
 	b.ReportMetric(float64(busy.Load())*1000/float64(b.N), "busy/1000")
 	b.ReportMetric(float64(failed.Load())*1000/float64(b.N), "errors/1000")
-	recorded := "inbox"
-	if load == "bare" {
-		recorded = "entries"
+	exactlyOnce(b, m.db, m.table)
+}
+
+// close drops the measurement's schema; m may be nil (its setup failed
+// or the benchmark was not run).
+func (m *pgMeasure) close(admin *sql.DB) {
+	if m == nil {
+		return
 	}
-	exactlyOnce(b, db, recorded)
+	m.db.Close()
+	admin.Exec("DROP SCHEMA " + m.schema + " CASCADE")
 }
 
 // warm opens the pool's connections before the clock starts: each costs a
