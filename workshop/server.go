@@ -43,6 +43,11 @@ type Data struct {
 	Stepper *report.Stepper
 	Diffs   map[string]string // variant → the diff cmd/lab's diff prints
 	Claims  string            // CLAIMS.md
+	// Bench is what a run of go run ./cmd/lab bench measured, drawn on
+	// /cost (nil: the page says how to make one).
+	Bench *report.Bench
+	// BenchFile names the file Bench was read from, for the page to say.
+	BenchFile string
 
 	mu            sync.RWMutex // guards Stepper, Diffs and the stepper's note once served
 	stepperNote   string       // what the stepper's export is doing, or why it failed
@@ -120,6 +125,7 @@ const stepperReload = 2
 //	/diff?v=           a variant against correct/, side by side
 //	/claims            CLAIMS.md, each claim linked to its cells
 //	/tour              the guided tour (Tour), each answer behind a reveal
+//	/cost              what the inbox costs: lab bench's figures as a chart and a table
 //	/step?v=&s=        the race stepper (its tree from /tree?v=&s=)
 //	/static/…          the style sheet and the stepper's script
 func Handler(d *Data) (http.Handler, error) {
@@ -143,6 +149,7 @@ func Handler(d *Data) (http.Handler, error) {
 		},
 		"isRace": func(s string) bool { st := d.stepper(); return st != nil && st.Tree("correct", s) != nil },
 		"inc":    func(i int) int { return i + 1 },
+		"spread": spreadText,
 		"pct": func(a, b int) int {
 			if b == 0 {
 				return 0
@@ -162,6 +169,7 @@ func Handler(d *Data) (http.Handler, error) {
 	mux.HandleFunc("GET /diff", s.diff)
 	mux.HandleFunc("GET /claims", s.claims)
 	mux.HandleFunc("GET /tour", s.tour)
+	mux.HandleFunc("GET /cost", s.cost)
 	mux.HandleFunc("GET /step", s.step)
 	mux.HandleFunc("GET /tree", s.tree)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
@@ -343,6 +351,24 @@ func (s *server) claims(w http.ResponseWriter, r *http.Request) {
 // <details> the room opens once it has had its go.
 func (s *server) tour(w http.ResponseWriter, r *http.Request) {
 	s.render(w, "tour.html", Tour)
+}
+
+// cost shows what lab bench measured: the chart (BenchSVG), then the
+// figures behind it as a table, the command each run ran, when, and the
+// machine's load then.
+func (s *server) cost(w http.ResponseWriter, r *http.Request) {
+	if s.d.Bench == nil {
+		http.Error(w, "no benchmark results to draw: run go run ./cmd/lab bench -out bench.json, "+
+			"then go run ./cmd/lab web -bench bench.json", http.StatusNotFound)
+		return
+	}
+	chart, err := BenchSVG(s.d.Bench)
+	if err != nil {
+		http.Error(w, "drawing the chart: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	pg := slices.ContainsFunc(s.d.Bench.Rows, func(r report.BenchRow) bool { return r.Per1000 != nil })
+	s.render(w, "cost.html", map[string]any{"B": s.d.Bench, "File": s.d.BenchFile, "Chart": template.HTML(chart), "PG": pg})
 }
 
 // levels lists the stepper's trees of one scenario, the breakable ones

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"html"
 	"io"
 	"os"
 	"os/exec"
@@ -14,8 +13,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"idemlab/lab/report"
+	"idemlab/workshop"
 )
 
 // benchLine matches one result of BenchmarkProcess or BenchmarkPostgres
@@ -70,71 +71,51 @@ func parseBench(out []byte) (metrics benchRuns, durabilities []string, deliverer
 	return metrics, durabilities, deliverers
 }
 
-// benchSpread is a figure over the runs: its median, least and greatest.
-type benchSpread struct {
-	Median float64 `json:"median"`
-	Min    float64 `json:"min"`
-	Max    float64 `json:"max"`
-}
-
 // spread summarizes vs (not empty).
-func spread(vs []float64) benchSpread {
+func spread(vs []float64) report.Spread {
 	s := slices.Clone(vs)
 	slices.Sort(s)
 	median := s[len(s)/2]
 	if len(s)%2 == 0 {
 		median = (s[len(s)/2-1] + s[len(s)/2]) / 2
 	}
-	return benchSpread{Median: median, Min: s[0], Max: s[len(s)-1]}
-}
-
-// benchRow is one durability and deliverer count: the bare rate, and each
-// load's rate as a ratio to the bare rate of the same run.
-type benchRow struct {
-	Durability string                 `json:"durability"`
-	Deliverers int                    `json:"deliverers"`
-	Runs       int                    `json:"runs"`
-	Bare       benchSpread            `json:"bare_events_per_s"`
-	Ratios     map[string]benchSpread `json:"ratios"`             // "distinct", "repeat": load events/s ÷ bare events/s
-	Per1000    map[string]benchSpread `json:"per_1000,omitempty"` // PostgreSQL's distinct load: "retries", "busy", "errors"
-}
-
-// benchReport is what lab bench measured, as -out writes it.
-type benchReport struct {
-	Command string     `json:"command"` // what each run ran
-	Runs    int        `json:"runs"`
-	Rows    []benchRow `json:"rows"`
+	return report.Spread{Median: median, Min: s[0], Max: s[len(s)-1]}
 }
 
 // summarizeBench pairs each load's run i with the bare work's run i (the
-// same binary, a few seconds apart) and summarizes the ratios.
-func summarizeBench(metrics benchRuns, durabilities []string, deliverers []int) benchReport {
-	var r benchReport
+// same binary, a few seconds apart) and summarizes the rates and ratios.
+func summarizeBench(metrics benchRuns, durabilities []string, deliverers []int) report.Bench {
+	var r report.Bench
 	for _, d := range durabilities {
 		for _, n := range deliverers {
 			bare := metrics[benchKey{d, "bare", n}]
 			if len(bare) == 0 {
 				continue
 			}
-			row := benchRow{Durability: d, Deliverers: n, Runs: len(bare), Ratios: map[string]benchSpread{}}
+			row := report.BenchRow{Durability: d, Deliverers: n, Runs: len(bare),
+				Rates: map[string]report.Spread{}, Ratios: map[string]report.Spread{}}
 			var rates []float64
 			for _, m := range bare {
 				rates = append(rates, m["events/s"])
 			}
 			row.Bare = spread(rates)
 			for _, load := range []string{"distinct", "repeat"} {
-				var ratios []float64
+				var ratios, rates []float64
 				for i, m := range metrics[benchKey{d, load, n}] {
+					rates = append(rates, m["events/s"])
 					if i < len(bare) && bare[i]["events/s"] > 0 {
 						ratios = append(ratios, m["events/s"]/bare[i]["events/s"])
 					}
+				}
+				if len(rates) > 0 {
+					row.Rates[load] = spread(rates)
 				}
 				if len(ratios) > 0 {
 					row.Ratios[load] = spread(ratios)
 				}
 			}
 			if distinct := metrics[benchKey{d, "distinct", n}]; strings.HasPrefix(d, "pg-") && len(distinct) > 0 {
-				row.Per1000 = map[string]benchSpread{}
+				row.Per1000 = map[string]report.Spread{}
 				for _, name := range []string{"retries", "busy", "errors"} {
 					var vs []float64
 					for _, m := range distinct {
@@ -151,7 +132,7 @@ func summarizeBench(metrics benchRuns, durabilities []string, deliverers []int) 
 }
 
 // ratioText is a ratio's median and, over more than one run, its min–max.
-func ratioText(s benchSpread, ok bool, runs int) string {
+func ratioText(s report.Spread, ok bool, runs int) string {
 	if !ok {
 		return "-"
 	}
@@ -174,10 +155,10 @@ func ratioText(s benchSpread, ok bool, runs int) string {
 // with its min–max. On PostgreSQL it adds, for the distinct events, the
 // serialization failures retried and the deliveries answered busy or
 // failed, per 1,000 (medians).
-func renderBench(r benchReport) string {
+func renderBench(r report.Bench) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-11s %10s %13s %17s %17s", "durability", "deliverers", "bare events/s", "distinct × bare", "repeat × bare")
-	postgres := slices.ContainsFunc(r.Rows, func(row benchRow) bool { return row.Per1000 != nil })
+	postgres := slices.ContainsFunc(r.Rows, func(row report.BenchRow) bool { return row.Per1000 != nil })
 	if postgres {
 		fmt.Fprintf(&b, " %8s %7s %7s", "retry/1k", "busy/1k", "fail/1k")
 	}
@@ -204,45 +185,6 @@ func renderBench(r benchReport) string {
 	return b.String()
 }
 
-// benchSVG draws each row's distinct × bare ratio as a bar with its
-// min–max as a whisker, beside lines at 1 (free) and 0.8.
-func benchSVG(r benchReport) string {
-	const left, top, rowH, width, scaleMax = 150, 40, 22, 420, 1.5
-	height := top + rowH*len(r.Rows) + 40
-	x := func(v float64) float64 { return left + min(v, scaleMax)/scaleMax*width }
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", left+width+60, height)
-	fmt.Fprintf(&b, `<text x="%d" y="20" font-weight="bold">correct ÷ bare work, events/s (median, min–max over %d runs)</text>`+"\n", 10, r.Runs)
-	bottom := top + rowH*len(r.Rows)
-	for _, v := range []float64{0, 0.5, 0.8, 1, 1.5} {
-		dash := ""
-		if v == 0.8 || v == 1 {
-			dash = ` stroke-dasharray="4 3"`
-		}
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#888"%s/>`+"\n", x(v), top-5, x(v), bottom, dash)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%.1f×</text>`+"\n", x(v), bottom+16, v)
-	}
-	for i, row := range r.Rows {
-		y := top + i*rowH
-		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%s, %d</text>`+"\n", left-8, y+14, html.EscapeString(row.Durability), row.Deliverers)
-		s, ok := row.Ratios["distinct"]
-		if !ok {
-			continue
-		}
-		fill := "#4a7ab5"
-		if s.Median < 0.8 {
-			fill = "#c0504d"
-		}
-		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"><title>%s</title></rect>`+"\n",
-			left, y+3, x(s.Median)-left, rowH-8, fill, ratioText(s, true, row.Runs))
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="black"/>`+"\n", x(s.Min), y+rowH/2, x(s.Max), y+rowH/2)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d">%.2f</text>`+"\n", x(max(s.Max, s.Median))+4, y+14, s.Median)
-	}
-	fmt.Fprintf(&b, `<text x="%d" y="%d" fill="#555">durability, deliverers; dashed: 0.8× and 1× (free)</text>`+"\n", 10, bottom+34)
-	b.WriteString("</svg>\n")
-	return b.String()
-}
-
 // cmdBench runs BenchmarkProcess (and BenchmarkPostgres, with IDEMLAB_PG
 // set) count times, prints its figures as ratios and writes them as JSON
 // to out and as a chart to svg, when named.
@@ -256,9 +198,9 @@ func cmdBench(stdout, stderr io.Writer, count int, out, svg string) error {
 	}
 	// 3 durabilities × 3 loads × 3 deliverer counts, and as many again on
 	// PostgreSQL's three levels.
-	bench, about, total := "BenchmarkProcess", "about 40 s a run", 27
+	bench, about, total := "BenchmarkProcess", "about 20 s a run", 27
 	if os.Getenv(report.EnvPostgres) != "" {
-		bench, about, total = "BenchmarkProcess|BenchmarkPostgres", "about 80 s a run, PostgreSQL included", 54
+		bench, about, total = "BenchmarkProcess|BenchmarkPostgres", "about 60 s a run, PostgreSQL included", 54
 	}
 	dir, err := os.MkdirTemp("", "labbench")
 	if err != nil {
@@ -276,8 +218,8 @@ func cmdBench(stdout, stderr io.Writer, count int, out, svg string) error {
 	// measurement before the next: a ratio's two rates are then seconds
 	// apart, not minutes, and a slow minute of the machine shows as a
 	// spread, not as a cost.
-	args := []string{"-test.run", "^$", "-test.bench", bench, "-test.benchtime", "0.5s", "-test.count", "1"}
-	command := "go test ./correct -run '^$' -bench '" + bench + "' -benchtime 0.5s -count 1"
+	args := []string{"-test.run", "^$", "-test.bench", bench, "-test.benchtime", "0.3s", "-test.count", "1"}
+	command := "go test ./correct -run '^$' -bench '" + bench + "' -benchtime 0.3s -count 1"
 	fmt.Fprintf(stderr, "running %d times (%s): %s\n", count, about, command)
 	var progress io.Writer
 	if f, ok := stderr.(*os.File); ok && isTerminal(f) {
@@ -303,6 +245,10 @@ func cmdBench(stdout, stderr io.Writer, count int, out, svg string) error {
 	}
 	r := summarizeBench(metrics, durabilities, deliverers)
 	r.Command = command
+	r.When = time.Now().UTC().Format(time.RFC3339)
+	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
+		r.Load = strings.Join(strings.Fields(string(load))[:3], " ")
+	}
 	if out != "" {
 		j, err := json.MarshalIndent(r, "", "  ")
 		if err != nil {
@@ -313,7 +259,11 @@ func cmdBench(stdout, stderr io.Writer, count int, out, svg string) error {
 		}
 	}
 	if svg != "" {
-		if err := os.WriteFile(svg, []byte(benchSVG(r)), 0o644); err != nil {
+		chart, err := workshop.BenchSVG(&r)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(svg, chart, 0o644); err != nil {
 			return err
 		}
 	}

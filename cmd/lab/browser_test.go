@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -456,7 +457,12 @@ func webData(root string, rep *report.Report, stepperPath string) (*workshop.Dat
 	if err != nil {
 		return nil, err
 	}
-	return &workshop.Data{Tabs: workshop.Finished(rep), Stepper: st, Diffs: webDiffs(), Claims: string(claims)}, nil
+	bench, err := report.ReadBench(filepath.Join(root, recordedBench))
+	if err != nil {
+		return nil, err
+	}
+	return &workshop.Data{Tabs: workshop.Finished(rep), Stepper: st, Diffs: webDiffs(), Claims: string(claims),
+		Bench: bench, BenchFile: recordedBench}, nil
 }
 
 // stepTo plays schedule (a session letter per step) on the stepper page
@@ -813,8 +819,8 @@ func TestBrowserStepperOnItsWay(t *testing.T) {
 	if got := text(t, ctx, "#stepper-state"); !strings.Contains(got, "Getting the stepper ready: exporting every schedule") || !strings.Contains(got, "3 of 32 trees") {
 		t.Errorf("the stepper before its trees says %q, want how far their export is", got)
 	}
-	if nav := eval[int](t, ctx, `document.querySelectorAll("nav a").length`); nav != 4 {
-		t.Errorf("the waiting page has %d navigation links, want the page's four", nav)
+	if nav := eval[int](t, ctx, `document.querySelectorAll("nav a").length`); nav != 5 {
+		t.Errorf("the waiting page has %d navigation links, want the page's five", nav)
 	}
 	noOverflow(t, ctx, "the stepper on its way")
 	shot(t, ctx, "workshop-stepper-waiting.png")
@@ -824,4 +830,83 @@ func TestBrowserStepperOnItsWay(t *testing.T) {
 	if got := text(t, ctx, "#schedule"); got != "schedule: A1" {
 		t.Errorf("after the page opened the stepper by itself and A was clicked: %q, want schedule: A1", got)
 	}
+}
+
+// chartPoint is a point of the cost chart as the browser laid it out.
+type chartPoint struct {
+	Series, Panel    string
+	Deliverers       int
+	Median, Min, Max float64
+	CY, Top, Bottom  float64 // the point's centre; its panel's top and bottom, on screen
+	Width            float64 // drawn width: 0 when not shown
+	Title            string
+}
+
+// TestBrowserCost draws the recorded run docs/bench.json on /cost and
+// finds every measured figure on the chart: a point per durability and
+// deliverer count in each panel (correct's events/s, and its ratio to the
+// bare work), carrying the run's median, min and max, drawn inside its
+// panel, a higher median above a lower one, and a table row for each.
+func TestBrowserCost(t *testing.T) {
+	path := chromium(t)
+	srv, data, _ := site(t) // before the browser: its time limit starts with it
+	ctx := browser(t, path)
+	do(t, ctx, chromedp.Navigate(srv.URL+"/cost"), chromedp.WaitVisible(chromedp.CSS("#chart svg")))
+	points := eval[[]chartPoint](t, ctx, `[...document.querySelectorAll("#chart circle.point")].map(c => {
+		const r = c.getBoundingClientRect(), p = c.closest("g.panel").querySelector("rect").getBoundingClientRect();
+		return {Series: c.dataset.series, Panel: c.dataset.panel, Deliverers: +c.dataset.deliverers,
+			Median: +c.dataset.median, Min: +c.dataset.min, Max: +c.dataset.max,
+			CY: r.top + r.height / 2, Top: p.top, Bottom: p.bottom, Width: r.width,
+			Title: c.querySelector("title").textContent};
+	})`)
+	type key struct {
+		series, panel string
+		deliverers    int
+	}
+	found := map[key]chartPoint{}
+	for _, p := range points {
+		found[key{p.Series, p.Panel, p.Deliverers}] = p
+	}
+	want := 0
+	for _, row := range data.Bench.Rows {
+		for panel, s := range map[string]report.Spread{"rate": row.Rates["distinct"], "ratio": row.Ratios["distinct"]} {
+			want++
+			p, ok := found[key{row.Durability, panel, row.Deliverers}]
+			switch {
+			case !ok:
+				t.Errorf("the %s panel has no point for %s with %d deliverers, want median %g", panel, row.Durability, row.Deliverers, s.Median)
+			case !near(p.Median, s.Median) || !near(p.Min, s.Min) || !near(p.Max, s.Max):
+				t.Errorf("point %s/%s/%d = %g (%g–%g), want %g (%g–%g) as measured", panel, row.Durability, row.Deliverers,
+					p.Median, p.Min, p.Max, s.Median, s.Min, s.Max)
+			case p.Width == 0 || p.CY < p.Top-1 || p.CY > p.Bottom+1:
+				t.Errorf("point %s/%s/%d drawn at y %.0f, %.0f px wide, want it inside its panel (y %.0f–%.0f)", panel,
+					row.Durability, row.Deliverers, p.CY, p.Width, p.Top, p.Bottom)
+			case !strings.Contains(p.Title, row.Durability):
+				t.Errorf("point %s/%s/%d's title = %q, want it to name %s", panel, row.Durability, row.Deliverers, p.Title, row.Durability)
+			}
+		}
+	}
+	if len(points) != want {
+		t.Errorf("the chart has %d points, want %d: two per row of %s", len(points), want, recordedBench)
+	}
+	// A higher median is drawn higher: screen y falls as the value grows
+	// (ratios above the axis's end are drawn at its end).
+	for _, a := range points {
+		for _, b := range points {
+			if a.Panel == b.Panel && a.Median < b.Median && a.CY < b.CY-0.5 && !(a.Panel == "ratio" && a.Median >= 2) {
+				t.Errorf("%s panel: %s/%d (%g) is drawn above %s/%d (%g)", a.Panel, a.Series, a.Deliverers, a.Median, b.Series, b.Deliverers, b.Median)
+			}
+		}
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll("#figures tbody tr").length`); n != len(data.Bench.Rows) {
+		t.Errorf("the figures table has %d rows, want %d", n, len(data.Bench.Rows))
+	}
+	noOverflow(t, ctx, "the cost page")
+	shot(t, ctx, "workshop-cost.png")
+}
+
+// near reports whether a and b agree to the six significant digits the
+// chart writes.
+func near(a, b float64) bool {
+	return math.Abs(a-b) <= 1e-5*math.Max(math.Abs(a), math.Abs(b))
 }

@@ -103,13 +103,15 @@ var commands = []*command{
 			"events and repeats; with IDEMLAB_PG set, also on PostgreSQL at each isolation level, " +
 			"with its retries and busy answers per 1,000 events. The benchmarks run -count times " +
 			"(default 4), one after another, so that each ratio is paired within a run: it prints " +
-			"each ratio's median with its min–max over the runs; -out writes the same as JSON, " +
-			"-svg draws the ratios as a chart"},
-	{name: "web", synopsis: "web [-addr " + webAddr + "]", flags: []string{"addr"},
+			"each ratio's median with its min–max over the runs; -out writes the same as JSON " +
+			"(with the rates, when, and the load average), -svg draws it as the chart the web " +
+			"page's Cost tab shows"},
+	{name: "web", synopsis: "web [-addr " + webAddr + "] [-bench FILE.json]", flags: []string{"addr", "bench"},
 		about: "serve the workshop page on localhost at once: the matrix as tabs (SQLite; " +
 			"PostgreSQL's three levels and MariaDB's four, live with IDEMLAB_PG and IDEMLAB_MARIADB, " +
 			"else their golden files' verdicts, labelled recorded), filled in as the tests run; each cell's transcript as swimlanes, " +
-			"diffs, claims, and a race stepper"},
+			"diffs, claims, a race stepper, and what the inbox costs as a chart (of bench -out's " +
+			"FILE.json; docs/bench.json, a recorded run, unless -bench names one)"},
 	{name: "step", synopsis: "step VARIANT [Race | ConflictRace]", min: 1, max: 2,
 		about: "play a race in the terminal, Race unless ConflictRace is named: choose which " +
 			"delivery takes its next statement, until it ends"},
@@ -290,6 +292,7 @@ type options struct {
 	all, answer, help bool
 	count             int             // bench: how many runs
 	out, svg          string          // bench: where to write JSON and a chart
+	benchFile         string          // web: the bench results to draw
 	set               map[string]bool // the flags given
 }
 
@@ -308,7 +311,8 @@ func parseArgs(args []string) (*options, error) {
 	fs.BoolVar(&o.answer, "answer", false, "tour: show the answer")
 	fs.IntVar(&o.count, "count", 4, "bench: how many runs")
 	fs.StringVar(&o.out, "out", "", "bench: write the results as JSON to this file")
-	fs.StringVar(&o.svg, "svg", "", "bench: draw the ratios as an SVG chart in this file")
+	fs.StringVar(&o.svg, "svg", "", "bench: draw the results as an SVG chart in this file")
+	fs.StringVar(&o.benchFile, "bench", "", "web: draw the cost chart from this file (bench -out's JSON)")
 	var after []string
 	if i := slices.Index(args, "--"); i >= 0 {
 		args, after = args[:i], args[i+1:]
@@ -389,6 +393,8 @@ func refuse(flag string, c *command) error {
 		return usagef("-all applies only to permutations (go run ./cmd/lab permutations -all VARIANT)")
 	case "addr":
 		return usagef("-addr applies only to web (go run ./cmd/lab web -addr %s)", webAddr)
+	case "bench":
+		return usagef("-bench applies only to web (go run ./cmd/lab web -bench FILE.json)")
 	case "count", "out", "svg":
 		return usagef("-%s applies only to bench (go run ./cmd/lab bench -%s ...)", flag, flag)
 	}
@@ -400,7 +406,7 @@ func (c *command) wrongArgs(args []string) error {
 	takes := map[string]string{
 		"row": "one variant", "column": "one scenario", "explain": "a variant and a scenario",
 		"permutations": "one variant", "diff": "one variant", "bench": "no arguments",
-		"web": "no arguments, only -addr", "step": "a variant and, if not Race, the race",
+		"web": "no arguments, only -addr and -bench", "step": "a variant and, if not Race, the race",
 		"tour": "at most a step's number", "help": "at most a subcommand",
 	}[c.name]
 	if c.name == "" {
@@ -439,7 +445,7 @@ func (c *command) run(o *options, bs []backend, args, rest []string, stdout, std
 	case "diff":
 		return cmdDiff(stdout, stderr, rest[0])
 	case "web":
-		return cmdWeb(stdout, stderr, o.addr)
+		return cmdWeb(stdout, stderr, o.addr, o.benchFile)
 	case "step":
 		return cmdStep(os.Stdin, stdout, stderr, rest)
 	case "tour":

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"idemlab/lab/report"
+	"idemlab/workshop"
 )
 
 func TestCellPattern(t *testing.T) {
@@ -419,7 +420,7 @@ func TestRenderBenchRuns(t *testing.T) {
 	if len(r.Rows) != 1 || r.Runs != 3 {
 		t.Fatalf("summarizeBench = %+v, want one row of 3 runs", r)
 	}
-	want := benchSpread{Median: 0.8, Min: 0.7, Max: 0.9}
+	want := report.Spread{Median: 0.8, Min: 0.7, Max: 0.9}
 	if got := r.Rows[0].Ratios["distinct"]; math.Abs(got.Median-want.Median) > 1e-9 || math.Abs(got.Min-want.Min) > 1e-9 || math.Abs(got.Max-want.Max) > 1e-9 {
 		t.Errorf("distinct ratio = %+v, want %+v (80/100, 180/200, 35/50: paired by run)", got, want)
 	}
@@ -430,8 +431,9 @@ func TestRenderBenchRuns(t *testing.T) {
 	if err != nil || !strings.Contains(string(j), `"distinct":{"median":0.8`) {
 		t.Errorf("json = %s, %v, want the distinct ratio's median", j, err)
 	}
-	if svg := benchSVG(r); !strings.HasPrefix(svg, "<svg") || !strings.Contains(svg, "WAL-NORMAL, 8") {
-		t.Errorf("benchSVG = %q, want a chart with the row", svg)
+	if svg, err := workshop.BenchSVG(&r); err != nil || !strings.HasPrefix(string(svg), "<svg") ||
+		!strings.Contains(string(svg), `data-series="WAL-NORMAL" data-panel="ratio" data-deliverers="8" data-median="0.8"`) {
+		t.Errorf("BenchSVG = %q, %v, want a chart with the row's point", svg, err)
 	}
 }
 

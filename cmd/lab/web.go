@@ -33,6 +33,10 @@ import (
 // that a workshop can run both at once.
 const webAddr = "127.0.0.1:8090"
 
+// recordedBench is the run of go run ./cmd/lab bench the cost page draws
+// unless -bench names another: the one docs/performance.md shows.
+const recordedBench = "docs/bench.json"
+
 // stepperTest is the test in ./scenarios that exports the stepper's trees.
 const stepperTest = "TestStepper"
 
@@ -47,8 +51,9 @@ const stepperTest = "TestStepper"
 // verdicts, labelled as recorded.
 //
 // addr is where to serve (-addr): keep it on localhost unless the room
-// needs it.
-func cmdWeb(stdout, stderr io.Writer, addr string) error {
+// needs it. benchFile is the bench results the cost page draws (-bench);
+// "" is docs/bench.json, a run recorded in the repository.
+func cmdWeb(stdout, stderr io.Writer, addr, benchFile string) error {
 	root, err := moduleRoot()
 	if err != nil {
 		return err
@@ -63,6 +68,13 @@ func cmdWeb(stdout, stderr io.Writer, addr string) error {
 		return err
 	}
 	data := &workshop.Data{Tabs: tabs, Claims: string(claims)}
+	if benchFile == "" {
+		benchFile = filepath.Join(root, recordedBench)
+	}
+	if data.Bench, err = report.ReadBench(benchFile); err != nil {
+		return fmt.Errorf("the cost page's figures: %w", err)
+	}
+	data.BenchFile = benchFile
 	h, err := workshop.Handler(data)
 	if err != nil {
 		return err

@@ -54,7 +54,7 @@ func TestWebPortBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	err = cmdWeb(io.Discard, io.Discard, ln.Addr().String())
+	err = cmdWeb(io.Discard, io.Discard, ln.Addr().String(), "")
 	if !errors.Is(err, syscall.EADDRINUSE) || !strings.Contains(err.Error(), "pick another with -addr") {
 		t.Errorf("cmdWeb(-addr %s), the port taken = %v, want address in use and the flag that picks another", ln.Addr(), err)
 	}
