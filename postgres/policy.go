@@ -24,9 +24,10 @@ type Policy struct {
 	Pause func(n int) time.Duration
 }
 
-// The policies BenchmarkRetry (correct/retry_bench_test.go) compares;
-// Retry follows UntilDeadline, for the reasons docs/performance.md gives
-// with the measurements.
+// The policies BenchmarkRetry (correct/retry_bench_test.go) compares on
+// PostgreSQL; Retry follows UntilDeadline, for the reasons
+// docs/performance.md gives with the measurements, and mariadb.Retry
+// Linear, which was not measured against the others on MariaDB.
 var (
 	// UntilDeadline pauses as FullJitter draws, for as many attempts as
 	// the caller's deadline leaves time for: it stops when the next
