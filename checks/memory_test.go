@@ -40,8 +40,9 @@ func memoryVariant(dsn func(path string) string) lab.Variant {
 //     opens exactly that file), EveryConnection (foreign keys and a busy
 //     timeout on every connection of the pool, one opened after a
 //     delivery included), Durable (no journal_mode or synchronous that
-//     gives a committed credit away) and ImmediateBegin (a transaction the
-//     pool begins holds the write lock from BEGIN on);
+//     gives a committed credit away), ImmediateBegin (a transaction the
+//     pool begins holds the write lock from BEGIN on) and Checkpoint (in
+//     write-ahead-log mode, automatic checkpoints stay on);
 //   - the whole matrix, held to the correct standard, with the correct
 //     handler on dsn.
 func Memory(c *Checker, dsn func(path string) string) {
@@ -108,6 +109,7 @@ var dsnGuarantees = []struct{ name, shows string }{
 	{"EveryConnection", "foreign keys and a busy timeout on every connection of the pool, one opened after a delivery included"},
 	{"Durable", "no journal_mode or synchronous that lets a crash or a power loss take back a credit already answered applied (MEMORY, OFF, synchronous below FULL)"},
 	{"ImmediateBegin", "a transaction the pool begins holds the write lock from BEGIN on, before its first read"},
+	{"Checkpoint", "in write-ahead-log mode, automatic checkpoints stay on (wal_autocheckpoint above 0): without them the -wal file grows with every commit until the disk is full"},
 }
 
 // A dsnFinding is one broken guarantee of the connection string, on one
@@ -406,12 +408,12 @@ func openDSN(s string) (*sql.DB, error) {
 //     enough is the matrix's to judge (Concurrent, LockTimeout, Burst);
 //   - journal_mode and synchronous: see durabilityLost.
 func connectionSettings(ctx context.Context, shown string, n int, c *sql.Conn) (found []dsnFinding) {
-	var fk, busy, sync int
+	var fk, busy, sync, checkpoint int
 	var journal string
 	for _, q := range []struct {
 		pragma string
 		into   any
-	}{{"foreign_keys", &fk}, {"busy_timeout", &busy}, {"journal_mode", &journal}, {"synchronous", &sync}} {
+	}{{"foreign_keys", &fk}, {"busy_timeout", &busy}, {"journal_mode", &journal}, {"synchronous", &sync}, {"wal_autocheckpoint", &checkpoint}} {
 		if err := c.QueryRowContext(ctx, "PRAGMA "+q.pragma).Scan(q.into); err != nil {
 			return []dsnFinding{{"EveryConnection", fmt.Sprintf("DSN(%s): connection %d: PRAGMA %s: %v", shown, n, q.pragma, err)}}
 		}
@@ -432,7 +434,28 @@ func connectionSettings(ctx context.Context, shown string, n int, c *sql.Conn) (
 		found = append(found, dsnFinding{"Durable", fmt.Sprintf("DSN(%s): %s: journal_mode=%s synchronous=%s, want a commit kept: %s",
 			shown, which, journal, labtest.SynchronousName(sync), why)})
 	}
+	if f, ok := checkpointsOff(shown, which, journal, checkpoint); ok {
+		found = append(found, f)
+	}
 	return found
+}
+
+// checkpointsOff finds a connection in write-ahead-log mode whose
+// automatic checkpoints are off: "Passing zero or a negative value ...
+// disables automatic checkpoints entirely"; the pragma
+// wal_autocheckpoint sets it, and "every new database connection defaults
+// to having the auto-checkpoint enabled with a threshold of 1000"
+// (https://sqlite.org/c3ref/wal_autocheckpoint.html). A checkpoint is what
+// copies the log's pages back into the database and lets the log be
+// written again from its start (https://sqlite.org/wal.html,
+// "Checkpointing"); with none, the log only grows.
+func checkpointsOff(shown, which, journal string, checkpoint int) (dsnFinding, bool) {
+	if journal != "wal" || checkpoint > 0 {
+		return dsnFinding{}, false
+	}
+	return dsnFinding{"Checkpoint", fmt.Sprintf("DSN(%s): %s: journal_mode=wal wal_autocheckpoint=%d, want automatic checkpoints: "+
+		"nothing copies the log back into the database, and the -wal file grows with every commit until the disk is full",
+		shown, which, checkpoint)}, true
 }
 
 // walDurability opens dsn again on the file after another process turned
@@ -473,6 +496,13 @@ func walDurability(ctx context.Context, path, shown, file string, dsn func(strin
 	if why := durabilityLost(journal, sync); why != "" {
 		return []dsnFinding{{"Durable", fmt.Sprintf("DSN(%s) on the file in WAL mode: journal_mode=%s synchronous=%s, want a commit kept: %s",
 			shown, journal, labtest.SynchronousName(sync), why)}}
+	}
+	var checkpoint int
+	if err := c.QueryRowContext(ctx, `PRAGMA wal_autocheckpoint`).Scan(&checkpoint); err != nil {
+		return []dsnFinding{{"Checkpoint", fmt.Sprintf("DSN(%s): PRAGMA wal_autocheckpoint: %v", shown, err)}}
+	}
+	if f, ok := checkpointsOff(shown, "on the file in WAL mode", journal, checkpoint); ok {
+		return []dsnFinding{f}
 	}
 	return nil
 }
