@@ -17,16 +17,21 @@ import (
 // either nothing of the event or all of it — never a credit without its
 // inbox row or a row without its credit — and the redelivery must finish
 // the job exactly once: applied if nothing was kept, duplicate if all was
-// (a fault after COMMIT loses only the answer). A last case fills the disk
+// (a fault after COMMIT loses only the answer). Then the handler panics
+// (Fault.Panic) before and after each statement it runs as an Exec, once:
+// the panic unwinds the handler, whose deferred Rollback must end the
+// transaction, and the lab recovers it as the delivery's error answer, as
+// a server goes on after one request's panic. A last case fills the disk
 // (PRAGMA max_page_count) until a delivery does not fit, then frees it.
 func FaultSweep(r *labtest.Run) {
-	cases, broken := 0, 0
+	cases, panics, broken := 0, 0, 0
 	try := func(name string, body func(c *labtest.Run)) {
 		if !r.Case(name, body) {
 			broken++
 		}
 	}
 	for _, j := range journalsOf(r) {
+		steps := 0 // how many statements a clean delivery runs
 		for _, persistent := range []bool{false, true} {
 			mode := "one-shot"
 			if persistent {
@@ -45,6 +50,19 @@ func FaultSweep(r *labtest.Run) {
 				if !fired {
 					break // the delivery has fewer than k statements: it ran clean
 				}
+				steps = max(steps, k)
+			}
+		}
+		for k := 1; k <= steps; k++ {
+			for _, when := range []labtest.When{labtest.Before, labtest.After} {
+				try(fmt.Sprintf("%s, panic %s statement %d", j.name, when, k), func(c *labtest.Run) {
+					// Statements that are not an Exec (BEGIN, a query,
+					// COMMIT) take no panic: the case runs clean.
+					if faultAt(c, j.open(c), labtest.Fault{When: when, N: k, Panic: true}) {
+						cases++
+						panics++
+					}
+				})
 			}
 		}
 		if _, server := r.Server(); server {
@@ -58,7 +76,8 @@ func FaultSweep(r *labtest.Run) {
 		if _, server := r.Server(); server {
 			where = "on a server (no full disk there)"
 		}
-		r.Notef("%d fault cases %s: each left nothing or everything, and the redelivery finished the job once", cases, where)
+		r.Notef("%d fault cases %s (%d of them a panic): each left nothing or everything, "+
+			"and the redelivery finished the job once", cases, where, panics)
 	}
 }
 

@@ -13,8 +13,9 @@ var All = []labtest.Scenario{
 		Shows: "same key, other amount or account: a conflict error, nothing changes", Run: PayloadConflict},
 	{Name: "Rollback", Short: "Roll", Claims: "C11, C12",
 		Shows: "a failure between the inbox INSERT and the credit leaves neither; the retry applies", Run: Rollback},
-	{Name: "FaultSweep", Short: "Fault", Claims: "C4, C11",
-		Shows: "an error before and after every statement, one-shot and persistent, and a full disk: all or nothing, then applied once", Run: FaultSweep},
+	{Name: "FaultSweep", Short: "Fault", Claims: "C4, C11, C12",
+		Shows: "errors before and after every statement, one-shot and persistent, panics, a full disk: " +
+			"all or nothing, then applied once", Run: FaultSweep},
 	{Name: "Crash", Short: "Crash", Claims: "C13",
 		Shows: "the process killed before and after every statement, both journal modes: recovers to all or nothing, then applied once; no connection's journal_mode or synchronous gives a commit away", Run: Crash},
 	{Name: "Concurrent", Short: "Conc", Claims: "C14, C17, C32",

@@ -147,10 +147,19 @@ func (db *DB) deliverFrom(parent context.Context, session string, e lab.Event, t
 // process calls the handler. A panic in it is the handler's failure to
 // answer, reported as such and turned into an error answer, so that one
 // broken delivery does not end the test binary and every later cell is
-// still judged.
+// still judged. A panic the lab injected (Fault.Panic) is no failure of
+// the handler: it becomes the delivery's error answer, as a server that
+// recovers a handler's panic (net/http's does) answers that request with
+// an error and goes on serving.
 func (db *DB) process(ctx context.Context, session string, e lab.Event) (o lab.Outcome, err error) {
 	defer func() {
-		if p := recover(); p != nil {
+		p := recover()
+		if ip, ok := p.(injectedPanic); ok {
+			db.run.Transcript.Note(session, "the lab recovers the panic: the process goes on", "")
+			o, err = 0, ip
+			return
+		}
+		if p != nil {
 			hp := handlerPanic{value: p, where: panicSite()}
 			db.run.Errorf("%s: Process(%v) panicked instead of answering: %v", session, e, hp)
 			o, err = 0, hp

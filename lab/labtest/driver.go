@@ -262,6 +262,7 @@ func (c *conn) exec(ctx context.Context, query string, args []driver.NamedValue,
 		}
 		return run(args)
 	}
+	s.exec = true
 	if err := c.before(ctx, s); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -130,4 +131,88 @@ func TestHoldDeliverySQLite(t *testing.T) {
 		}
 		r.Close()
 	})
+}
+
+// explicitRollback is recorder without its deferred Rollback: it rolls back
+// on its error paths only, so a panic between BEGIN and COMMIT skips it.
+type explicitRollback struct{ db *sql.DB }
+
+func (h explicitRollback) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) {
+	tx, err := h.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO inbox VALUES (?, ?, ?, ?)`,
+		e.Source, e.EventID, e.AccountID, e.Amount); err != nil {
+		tx.Rollback()
+		return 0, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE accounts SET balance = balance + ? WHERE id = ?`,
+		e.Amount, e.AccountID); err != nil {
+		tx.Rollback()
+		return 0, err
+	}
+	return lab.Applied, tx.Commit()
+}
+
+// An injected panic next to a statement the handler runs as an Exec is
+// the delivery's error answer, not a failure of the run: the handler's
+// deferred Rollback ends the transaction, nothing is kept, and the
+// redelivery applies. A handler without a deferred Rollback leaves the
+// transaction open, and the run says so.
+func TestInjectedPanicRollsBack(t *testing.T) {
+	e := lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 500}
+	noDefer := testVariant
+	noDefer.Name = "test/explicitrollback"
+	noDefer.New = func(db *sql.DB) lab.Processor { return explicitRollback{db} }
+	for _, v := range []lab.Variant{testVariant, noDefer} {
+		for _, op := range []Op{OpInsert, OpUpdate} {
+			for _, when := range []When{Before, After} {
+				t.Run(fmt.Sprintf("%s/%s %s", v.Name, when, op), func(t *testing.T) {
+					r := NewRun(t, v)
+					db := r.Open()
+					db.Inject(Fault{When: when, Op: op, Panic: true})
+					a := db.Deliver(e)
+					if !errors.Is(a.Err, ErrPanicked) {
+						t.Fatalf("Deliver(%v) with a panic %s %s = %v, want an error wrapping ErrPanicked",
+							e, when, op, a)
+					}
+					if rows, balance := db.InboxRows(), db.Balance(1); rows != 0 || balance != 0 {
+						t.Errorf("after a panic %s %s: inbox rows, balance = %d, %d, want 0, 0",
+							when, op, rows, balance)
+					}
+					if a := db.Deliver(e); a.Err != nil || a.Outcome != lab.Applied {
+						t.Errorf("redelivery after a panic %s %s = %v, want applied", when, op, a)
+					}
+					r.Close()
+					const open = "connection still in a transaction after Process returned"
+					failures := fmt.Sprint(r.Failures())
+					switch {
+					case v.Name == testVariant.Name && r.Failed():
+						t.Errorf("run with a panic %s %s: failures %s, want none", when, op, failures)
+					case v.Name == noDefer.Name && !strings.Contains(failures, open):
+						t.Errorf("run with a panic %s %s: failures %s, want %q", when, op, failures, open)
+					}
+				})
+			}
+		}
+	}
+}
+
+// A panic strikes only a statement run as an Exec: BEGIN and COMMIT, which
+// database/sql does not unwind cleanly, take none.
+func TestPanicSkipsBeginAndCommit(t *testing.T) {
+	e := lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 500}
+	for _, op := range []Op{OpBegin, OpCommit} {
+		r := NewRun(t, testVariant)
+		db := r.Open()
+		f := db.Inject(Fault{When: Before, Op: op, Panic: true})
+		if a := db.Deliver(e); a.Err != nil || a.Outcome != lab.Applied {
+			t.Errorf("Deliver(%v) with a panic before %s = %v, want applied", e, op, a)
+		}
+		if n := f.Fired(); n != 0 {
+			t.Errorf("a panic before %s: Fired() = %d, want 0", op, n)
+		}
+		r.Close()
+	}
 }

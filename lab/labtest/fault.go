@@ -13,6 +13,11 @@ import (
 // a reason to commit.
 var ErrInjected = errors.New("injected fault")
 
+// ErrPanicked is what the answer of a delivery whose handler panicked at
+// an injected panic (Fault.Panic) wraps: the lab recovers the panic, as
+// net/http's server recovers a handler's, and the process goes on.
+var ErrPanicked = errors.New("handler panicked")
+
 // When says on which side of a statement a fault strikes.
 type When int
 
@@ -66,6 +71,24 @@ type Fault struct {
 	// then (for a COMMIT that lost the race with database/sql's own
 	// rollback, sql.ErrTxDone).
 	Cancel bool
+
+	// Panic, when set, makes the fault a panic of the handler's own code
+	// next to the matching statement, between two calls to the database:
+	// on side Before the statement does not run, on side After its result
+	// is lost. The panic unwinds the handler, running its deferred calls
+	// (a deferred Rollback among them), and the lab recovers it as the
+	// delivery's answer, an error wrapping ErrPanicked: one delivery's
+	// panic does not end the process.
+	//
+	// A panic strikes only statements run as database/sql Exec calls.
+	// database/sql unwinds those cleanly (execDC releases the connection in
+	// a deferred call), but not the others: its query path (queryDC)
+	// releases a transaction's read lock only on return, so that a panic
+	// inside a query left the transaction's Rollback waiting forever, and a
+	// panic inside the driver's Commit left the transaction marked done
+	// with its connection never returned to the pool. Those are a panicking
+	// driver, not a panicking handler.
+	Panic bool
 
 	crash bool // kill the delivery instead (see crash)
 	spent bool
@@ -176,6 +199,8 @@ func (f *Fault) kind() string {
 		return "cancellation"
 	case f.crash:
 		return "crash"
+	case f.Panic:
+		return "panic"
 	}
 	return "fault"
 }
@@ -207,7 +232,8 @@ func (f *Fault) matches(w When, s *stmt) bool {
 		(f.Op == "" || f.Op == s.Op) &&
 		(f.Table == "" || f.Table == s.Table) &&
 		(f.N == 0 || f.N == s.N) &&
-		(f.Session == "" || f.Session == s.Session)
+		(f.Session == "" || f.Session == s.Session) &&
+		(!f.Panic || s.exec)
 }
 
 // String describes the fault for transcripts and failure messages.
@@ -232,6 +258,9 @@ func (f *Fault) String() string {
 	if f.Cancel {
 		kind = "cancellation"
 	}
+	if f.Panic {
+		kind = "panic"
+	}
 	return fmt.Sprintf("%s %s %s", kind, f.When, what)
 }
 
@@ -241,4 +270,16 @@ func (f *Fault) failure(s *stmt) error {
 		return f.Err
 	}
 	return fmt.Errorf("%w %s %s", ErrInjected, f.When, s)
+}
+
+// injectedPanic is the value an injected panic (Fault.Panic) panics with:
+// the error the delivery's answer becomes once the lab recovers it.
+type injectedPanic struct{ err error }
+
+func (p injectedPanic) Error() string { return p.err.Error() }
+func (p injectedPanic) Unwrap() error { return p.err }
+
+// panicking is the value the handler panics with when f strikes s.
+func (f *Fault) panicking(s *stmt) injectedPanic {
+	return injectedPanic{fmt.Errorf("%w: injected panic %s %s", ErrPanicked, f.When, s)}
 }

@@ -47,6 +47,11 @@ func (db *DB) before(ctx context.Context, s *stmt) error {
 	if f.crash {
 		return db.die(s, Before)
 	}
+	if f.Panic {
+		p := f.panicking(s)
+		db.run.Transcript.step(s, &stmtResult{Err: p, Rows: -1, NotRun: true})
+		panic(p)
+	}
 	if f.Cancel {
 		db.cancelCaller(s.Session)
 	}
@@ -186,6 +191,11 @@ func (db *DB) after(ctx context.Context, s *stmt, r *stmtResult) error {
 	}
 	if f.crash {
 		return db.die(s, After)
+	}
+	if f.Panic {
+		p := f.panicking(s)
+		db.run.Transcript.Note(s.Session, "the handler panics", "<"+f.String()+">")
+		panic(p)
 	}
 	if f.Cancel {
 		db.cancelCaller(s.Session)

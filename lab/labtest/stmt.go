@@ -35,7 +35,8 @@ type stmt struct {
 	Args    []driver.NamedValue // its arguments; a fault may rewrite them
 	SQL     string              // Query with whitespace collapsed, for transcripts
 
-	pid uint32 // PostgreSQL: the server process of the connection it runs on
+	pid  uint32 // PostgreSQL: the server process of the connection it runs on
+	exec bool   // run as an Exec (not a query, BEGIN or an end of transaction)
 }
 
 // stmtResult is what a step did, as the hooking driver saw it after it ran.
