@@ -417,8 +417,10 @@ func (p *purgeRun) after(lm *ledgerMachine, before ledgerState) string {
 func purgeBoundaries(s retention.Service, now *time.Time) labtest.Scenario {
 	w := retention.RedeliveryWindow
 	return labtest.Scenario{
-		Name:  "PurgeBoundaries",
-		Shows: fmt.Sprintf("a purge a second before, at and after the end of an event's %v redelivery window, and long before it: the row stays exactly while the event can come again", w),
+		Name: "PurgeBoundaries",
+		Shows: fmt.Sprintf("a purge a second before, at and after the end of an event's %v redelivery window, "+
+			"and long before it: the row stays exactly while the event can come again; "+
+			"a manual resend after the window is credited again (the limit)", w),
 		Run: func(r *labtest.Run) {
 			ctx := context.Background()
 			for _, at := range []time.Duration{0, time.Second, time.Hour, 24 * time.Hour, w - time.Second, w, w + time.Second, w + time.Hour, 2 * w} {
@@ -470,6 +472,35 @@ func purgeBoundaries(s retention.Service, now *time.Time) labtest.Scenario {
 					// new baseline).
 					db.PurgeInbox()
 				})
+			}
+			// The limit no purge lifts (claim C22): a person at the
+			// provider resends an event by hand, long after its window.
+			// Its row is rightly gone, so the resend is new to the inbox
+			// and is credited again. The case holds a purge to that, and
+			// says it, so that no one reads the window as a guarantee.
+			resent := false
+			held := r.Case("a manual resend a week after the window", func(c *labtest.Run) {
+				db := c.Open()
+				e := lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 500}
+				*now = t0
+				c.WantOutcome(db.Deliver(e), lab.Applied)
+				resend := t0.Add(w + 7*24*time.Hour)
+				if _, err := s.Purge(ctx, db.Pool(), resend); err != nil {
+					c.Errorf("Purge(t0+%v): %v", resend.Sub(t0), err)
+					return
+				}
+				if keeps(db, e) {
+					return // a row kept past its window: the cases above say so
+				}
+				db.PurgeInbox() // the balance that remains is the new baseline
+				*now = resend
+				c.WantOutcome(db.Deliver(e), lab.Applied)
+				c.WantBalance(db, 1, 2*e.Amount)
+				resent = true
+			})
+			if held && resent {
+				r.Notef("a manual resend a week after its window, its row purged, was credited again: " +
+					"a limit of the pattern, not of the purge")
 			}
 		},
 	}

@@ -9,4 +9,8 @@
 // passes:
 //
 //	go test ./checks -exercise=retention
+//
+// A right purge still has a limit (claim C22): an event resent by hand
+// after its window, from a provider's dashboard say, finds no row and is
+// credited again. The check's last case shows it and expects it.
 package retention
