@@ -58,6 +58,13 @@ const (
 	// the inbox's credits ever moved it: an account opened with a balance
 	// gets, on a repeat, a receipt short of the first by that balance.
 	sumOfInboxCredits
+	// recentAnswersOnly (a blind student's of round 2,
+	// round2/replay__last_1000_receipts.diff): "providers retry within
+	// hours", so only the last 1,000 answers are kept, and a repeat of an
+	// older event is answered with the balance as it is now. After 1,000
+	// other credits, the retry of the first gets another receipt than its
+	// first answer.
+	recentAnswersOnly
 )
 
 var replayFixes = []struct {
@@ -72,11 +79,12 @@ var replayFixes = []struct {
 	{"answers-in-a-temp-table", answerInTempTable, []string{"ReceiptSearch"}},
 	{"answer-stored-after-commit-best-effort", answerAfterCommitBestEffort, []string{"ReceiptSearch"}},
 	{"answer-is-the-sum-of-inbox-credits", sumOfInboxCredits, []string{"ReceiptSearch"}},
+	{"answers-of-the-last-1000-events", recentAnswersOnly, []string{"ReceiptAfterManyCredits"}},
 }
 
 func replayService(name string, fix replayFix) replay.Service {
 	schema := solution.Schema
-	if fix == answerAfterCommitBestEffort { // no answer until the store after COMMIT writes one
+	if fix == answerAfterCommitBestEffort || fix == recentAnswersOnly { // an answer may be missing: not stored yet, or dropped
 		schema = strings.Replace(schema, "balance_after INTEGER NOT NULL", "balance_after INTEGER", 1)
 	}
 	return replay.Service{Name: "gallery/replay/" + name, Schema: schema, DSN: solution.DSN,
@@ -155,7 +163,7 @@ func (h *receipts) Process(ctx context.Context, e lab.Event) (replay.Receipt, er
 			return replay.Receipt{}, lab.ErrPayloadConflict
 		}
 		stored := answer.Int64
-		if h.fix == answerAfterCommitBestEffort && !answer.Valid { // not stored: the best it can say
+		if (h.fix == answerAfterCommitBestEffort || h.fix == recentAnswersOnly) && !answer.Valid { // not stored: the best it can say
 			if err := tx.QueryRowContext(ctx, `SELECT balance FROM accounts WHERE id = $1`, e.AccountID).Scan(&stored); err != nil {
 				return fail(err)
 			}
@@ -248,6 +256,11 @@ func (h *receipts) Process(ctx context.Context, e lab.Event) (replay.Receipt, er
 	default:
 		if err := store(tx); err != nil {
 			return fail(err)
+		}
+		if h.fix == recentAnswersOnly {
+			if _, err := tx.ExecContext(ctx, `UPDATE inbox SET balance_after = NULL WHERE rowid <= (SELECT max(rowid) FROM inbox) - 1000`); err != nil {
+				return fail(err)
+			}
 		}
 		if err := tx.Commit(); err != nil {
 			return fail(err)

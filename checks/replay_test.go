@@ -66,9 +66,9 @@ func (g *receipts) of(e lab.Event) []replay.Receipt {
 	return g.by[e.Key()]
 }
 
-// Replay is the check of the replay exercise: FirstAnswer and
-// AnswerSurvivesFaults, the whole matrix held to the correct standard,
-// then ReceiptSearch.
+// Replay is the check of the replay exercise: FirstAnswer,
+// AnswerSurvivesFaults and ReceiptAfterManyCredits, the whole matrix held
+// to the correct standard, then ReceiptSearch.
 //
 // ReceiptSearch is the ledger property (see ledger_test.go) with every answer's
 // receipt checked: 100 stories at -rapid.checks=100. Its dimensions:
@@ -86,12 +86,16 @@ func (g *receipts) of(e lab.Event) []replay.Receipt {
 //     of the stories in each of six zones (see Search);
 //   - the model: a credit's receipt says the balance right after it in the
 //     order the deliveries took, every repeat's says the same as the first,
-//     whatever happened in between.
+//     whatever happened in between;
+//   - volume, which a story of a few dozen steps never reaches:
+//     ReceiptAfterManyCredits repeats an event after receiptVolume other
+//     credits.
 func Replay(c *Checker, s replay.Service) {
 	got := &receipts{}
 	v := receiptVariant(s, got)
 	c.Scenario(firstAnswer(s, got), v)
 	c.Scenario(answerSurvivesFaults(got), v)
+	c.Scenario(receiptAfterManyCredits(s, got), v)
 	c.Matrix(replayVariant(s), nil)
 	book := &receiptBook{by: map[string][]replay.Receipt{}}
 	env := &ledgerEnv{newInner: func(db *sql.DB) lab.Processor { return receiptKeeper{s.New(db), book} }}
@@ -197,6 +201,54 @@ func firstAnswer(s replay.Service, got *receipts) labtest.Scenario {
 				if got, err := restarted.Process(context.Background(), want.e); err != nil || got != want.want {
 					r.Errorf("after a restart (a new handler on the same database): Process(%v) = %+v, %v, want %+v", want.e, got, err, want.want)
 				}
+			}
+		},
+	}
+}
+
+// receiptVolume is how many other events ReceiptAfterManyCredits credits
+// between an event and its repeat: past the round numbers a handler that
+// keeps only recent answers might keep (1,000, 1,024), in seconds. A
+// handler that keeps more (10,000) passes it.
+const receiptVolume = 1_500
+
+// receiptAfterManyCredits: evt-1 credits account 1; receiptVolume other
+// events credit it too, one after another; evt-1's repeat still gets
+// its first receipt. A handler that keeps only the answers of recent
+// events, since providers retry within hours, answers an older repeat with
+// the balance as it is now. The other credits go through a handler of
+// their own on a pool of the variant's DSN, outside the lab's hooks: the
+// volume is the question here, not the interleaving.
+func receiptAfterManyCredits(s replay.Service, got *receipts) labtest.Scenario {
+	return labtest.Scenario{
+		Name:  "ReceiptAfterManyCredits",
+		Shows: fmt.Sprintf("evt-1, then %d other events, then evt-1 again: the repeat gets evt-1's first receipt, however many answers came after it", receiptVolume),
+		Run: func(r *labtest.Run) {
+			db := r.Open()
+			want := replay.Receipt{Outcome: lab.Applied, Balance: 500}
+			if a := db.Deliver(evt1); a.Err != nil || len(got.of(evt1)) == 0 || got.of(evt1)[0] != want {
+				r.Errorf("%s: Process(%v) = %s, want %+v", a.Session, evt1, describe(a, got.of(evt1), 0), want)
+				return
+			}
+			pool, err := openDSN(r.Variant.DSN(db.Path))
+			if err != nil {
+				r.Errorf("opening a second pool with the variant's DSN: %v", err)
+				return
+			}
+			defer pool.Close()
+			h := s.New(pool)
+			for i := range receiptVolume {
+				e := lab.Event{Source: "provider-b", EventID: fmt.Sprintf("bulk-%d", i+1), AccountID: 1, Amount: 1}
+				if rc, err := h.Process(context.Background(), e); err != nil || rc != (replay.Receipt{Outcome: lab.Applied, Balance: int64(500 + i + 1)}) {
+					r.Errorf("Process(%v), the %d-th other credit = %+v, %v, want applied, balance %d", e, i+1, rc, err, 500+i+1)
+					return
+				}
+			}
+			n := len(got.of(evt1))
+			want = replay.Receipt{Outcome: lab.Duplicate, Balance: 500}
+			if a := db.Deliver(evt1); a.Err != nil || len(got.of(evt1)) == n || got.of(evt1)[n] != want {
+				r.Errorf("%s: Process(%v) after %d other credits = %s, want %+v, its first receipt", a.Session, evt1, receiptVolume,
+					describe(a, got.of(evt1), n), want)
 			}
 		},
 	}
