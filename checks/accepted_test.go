@@ -3,6 +3,7 @@ package checks_test
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,6 +69,99 @@ func TestAcceptedRepairs(t *testing.T) {
 			accept(t, r.check, r.fix.variant("accepted/"+r.name))
 		})
 	}
+	// Exercise 5, round 2 (explicit_begin_on_conn_v3). The student writes
+	// the transaction out on a connection of its own: BEGIN IMMEDIATE,
+	// the mark, the credit, COMMIT, each an ExecContext on a db.Conn; the
+	// ROLLBACK, deferred before BEGIN, undoes whatever began, and a
+	// connection whose ROLLBACK failed is discarded. Summary rejected it:
+	// the lab's scheduler saw no transaction in a BEGIN written as a
+	// statement, let the deliveries waiting for the lock retry it after
+	// each statement of the one holding it, and their busy timeout ran out
+	// on the fake clock, where on a real one they waited.
+	t.Run("markfirst/transaction-spelled-on-a-conn", func(t *testing.T) {
+		t.Parallel()
+		accept(t, checks.MarkFirst, lab.Variant{Name: "accepted/markfirst/transaction-spelled-on-a-conn",
+			Schema: correct.Schema, DSN: correct.DSN, New: func(db *sql.DB) lab.Processor { return spelledTx{db} }})
+	})
+}
+
+// spelledTx is correct/ with its transaction written out as statements on
+// a connection of its own (db.Conn): BEGIN IMMEDIATE, the inbox row, the
+// credit or the comparison, COMMIT.
+type spelledTx struct{ db *sql.DB }
+
+func (h spelledTx) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) {
+	if err := e.Validate(); err != nil {
+		return 0, err
+	}
+	conn, err := h.db.Conn(ctx)
+	if err != nil {
+		return 0, lab.Classify(err)
+	}
+	defer conn.Close()
+	committed := false
+	defer func() {
+		if committed {
+			return
+		}
+		if _, err := conn.ExecContext(ctx, `ROLLBACK`); err != nil {
+			// The transaction may still be open: closing the connection,
+			// never returned to the pool, rolls it back.
+			conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+	}()
+	// After the deferred ROLLBACK: a BEGIN that reports an error may have
+	// begun all the same.
+	if _, err := conn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
+		return 0, spelledClassify(ctx, err)
+	}
+	res, err := conn.ExecContext(ctx, `
+		INSERT INTO inbox (source, event_id, account_id, amount)
+		VALUES ($1, $2, $3, $4)
+		ON CONFLICT (source, event_id) DO NOTHING`,
+		e.Source, e.EventID, e.AccountID, e.Amount)
+	if err != nil {
+		return 0, spelledClassify(ctx, err)
+	}
+	inserted, err := res.RowsAffected()
+	if err != nil {
+		return 0, err
+	}
+	outcome := lab.Applied
+	if inserted == 1 {
+		res, err := conn.ExecContext(ctx, `UPDATE accounts SET balance = balance + $1 WHERE id = $2`, e.Amount, e.AccountID)
+		if err != nil {
+			return 0, spelledClassify(ctx, err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return 0, fmt.Errorf("%w: crediting account %d changed no row", lab.ErrUnknownAccount, e.AccountID)
+		}
+	} else {
+		var account, amount int64
+		if err := conn.QueryRowContext(ctx, `SELECT account_id, amount FROM inbox WHERE source = $1 AND event_id = $2`,
+			e.Source, e.EventID).Scan(&account, &amount); err != nil {
+			return 0, spelledClassify(ctx, err)
+		}
+		if account != e.AccountID || amount != e.Amount {
+			return 0, fmt.Errorf("%w: %s was applied with account=%d amount=%d, this delivery has account=%d amount=%d",
+				lab.ErrPayloadConflict, e.Key(), account, amount, e.AccountID, e.Amount)
+		}
+		outcome = lab.Duplicate
+	}
+	if _, err := conn.ExecContext(ctx, `COMMIT`); err != nil {
+		return 0, spelledClassify(ctx, err)
+	}
+	committed = true
+	return outcome, nil
+}
+
+// spelledClassify is correct's classify: lab.Classify, after asking the
+// caller's context.
+func spelledClassify(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		err = fmt.Errorf("%w: %w", ctx.Err(), err)
+	}
+	return lab.Classify(err)
 }
 
 // rightOutbox is a right fix of the outbox exercise.

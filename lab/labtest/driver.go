@@ -270,6 +270,7 @@ func (c *conn) exec(ctx context.Context, query string, args []driver.NamedValue,
 		return c.execStalled(ctx, s, st, run)
 	}
 	res, err := run(s.Args)
+	c.spelled(s.Op, err)
 	r := &stmtResult{Err: err, Rows: -1, InTx: c.inTx}
 	if err == nil {
 		r.RowsAffected, _ = res.RowsAffected()
@@ -297,6 +298,7 @@ func (c *conn) query(ctx context.Context, query string, args []driver.NamedValue
 		return nil, err
 	}
 	rows, err := run(s.Args)
+	c.spelled(s.Op, err)
 	r := &stmtResult{Err: err, InTx: c.inTx}
 	if err := c.c.hooks.after(ctx, s, r); err != nil {
 		if rows != nil {
@@ -308,6 +310,28 @@ func (c *conn) query(ctx context.Context, query string, args []driver.NamedValue
 		return nil, err
 	}
 	return &hookedRows{base: rows, r: r}, nil
+}
+
+// spelled records in inTx what a BEGIN, COMMIT or ROLLBACK the handler
+// wrote as a statement of its own (conn.ExecContext(ctx, "BEGIN
+// IMMEDIATE") on a db.Conn) did, as BeginTx and hookedTx do for
+// database/sql's transactions: the scheduler lets sessions waiting for the
+// write lock retry it only after a step that leaves its session outside
+// a transaction, so a transaction it did not see would let them retry, on
+// the fake clock, after each of its statements, and run out of their busy
+// timeout while it still holds the lock. A BEGIN that succeeds opens a
+// transaction; a COMMIT or ROLLBACK that succeeds, or that finds none
+// open, ends it; one that fails otherwise leaves it open (SQLite keeps
+// the transaction of a COMMIT that failed with SQLITE_BUSY).
+func (c *conn) spelled(op Op, err error) {
+	switch {
+	case op == OpBegin && err == nil:
+		c.inTx = true
+	case op == OpCommit || op == OpRollback:
+		if err == nil || strings.Contains(err.Error(), "no transaction is active") {
+			c.inTx = false
+		}
+	}
 }
 
 // hookedTx sees COMMIT and ROLLBACK. database/sql gives Commit and Rollback no
