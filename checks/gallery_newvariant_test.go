@@ -119,6 +119,15 @@ var newvariantFixes = []struct {
 	{"unused-column-counted", "a nullable column the handler never fills, taken for a mistake; the scenario counts the " +
 		"inbox's columns (pragma_table_info) and wants correct/'s four: a correct handler whose inbox has an audit column fails it",
 		checks.NewVariantWork{Variant: unusedColumn, Scenario: countsInboxColumns}, []string{"Behaviour"}},
+	// asserts_nothing_of_its_own's story: an id starting with test_
+	// recorded, never credited, answered applied, and a scenario that wants
+	// only "applied": the lab's own check (the balance moved by less than
+	// the inbox credits) fails it, the scenario does not. (The round's diff
+	// itself answers duplicate for such an id, which its scenario's
+	// WantOutcome catches: that pair is right.)
+	{"scenario-wants-only-applied", "test_ ids recorded but never credited, answered applied; the scenario delivers " +
+		"test_42 and wants applied: only the lab's invariant (balance against inbox) fails it",
+		checks.NewVariantWork{Variant: uncreditedTestIDs, Scenario: wantsTestIDApplied}, []string{"Asserts"}},
 }
 
 func TestGalleryNewVariant(t *testing.T) {
@@ -314,6 +323,48 @@ func failsOnIndex(index string) labtest.Scenario {
 		}
 	}}
 }
+
+// uncreditedTestIDs is correct/, except that an event whose id starts with
+// test_ is recorded and answered applied without its credit.
+var uncreditedTestIDs = lab.Variant{Name: "gallery/newvariant/uncredited-test-ids", Mistake: "test_ ids are never credited",
+	Schema: correct.Schema, DSN: correct.DSN,
+	New: func(db *sql.DB) lab.Processor { return uncreditedTest{correct.New(db), db} }}
+
+type uncreditedTest struct {
+	inner lab.Processor
+	db    *sql.DB
+}
+
+func (h uncreditedTest) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) {
+	if !strings.HasPrefix(e.EventID, "test_") || e.Validate() != nil {
+		return h.inner.Process(ctx, e)
+	}
+	tx, err := h.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, lab.Classify(err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `INSERT INTO inbox (source, event_id, account_id, amount) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (source, event_id) DO NOTHING`, e.Source, e.EventID, e.AccountID, e.Amount)
+	if err != nil {
+		return 0, lab.Classify(err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		tx.Rollback()
+		return h.inner.Process(ctx, e) // a repeat: correct/'s comparison
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, lab.Classify(err)
+	}
+	return lab.Applied, nil
+}
+
+// wantsTestIDApplied delivers test_42 once and wants it applied, nothing
+// more.
+var wantsTestIDApplied = labtest.Scenario{Name: "Mine", Shows: "an event whose id starts with test_ is applied", Run: func(r *labtest.Run) {
+	db := r.Open(labtest.Account{ID: 1})
+	r.WantOutcome(db.Deliver(lab.Event{Source: "provider-a", EventID: "test_42", AccountID: 1, Amount: 500}), lab.Applied)
+}}
 
 // countsInboxColumns wants an event applied and credited, and the inbox to
 // have correct/'s four columns (pragma_table_info): the schema's
