@@ -123,6 +123,13 @@ func (w *bubbleWatch) quietIn(dump string) (quiet, goLocked bool) {
 		switch {
 		case strings.HasSuffix(status, ", "+w.bubble):
 			w.ours[id] = true
+		case strings.Contains(status, ", synctest bubble "):
+			// Marked as another bubble's, running or not: another cell's,
+			// or one the watchdog gave up, whose handler may spin for good
+			// (a retry without end on a cancelled context never reaches a
+			// statement). Seen running later, with no mark, it is known.
+			w.others[id] = true
+			continue
 		case w.ours[id] || w.ours[creator(g)]:
 			w.ours[id] = true
 		case !running || w.others[id]:
