@@ -163,19 +163,14 @@ func drive(b *testing.B, deliverers int, deliver func()) {
 // 32 connections: 64 deliverers queue for them, as they would in a
 // service whose pool is smaller than its request concurrency.
 func BenchmarkPostgres(b *testing.B) {
-	srv := labtest.NeedPostgres(b)
-	admin, err := sql.Open("pgx", srv.URL())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer admin.Close()
+	server, admin := pgAdmin(b)
 	for _, level := range lab.Isolations {
 		for _, load := range []string{"bare", "distinct", "repeat"} {
 			for _, deliverers := range []int{1, 8, 64} {
 				var m *pgMeasure
 				b.Run(fmt.Sprintf("%s/%s/deliverers=%d", levelSlug[level], load, deliverers), func(sub *testing.B) {
 					if m == nil {
-						m = newPGMeasure(sub, admin, srv.URL(), level, 16)
+						m = newPGMeasure(sub, admin, server, level, 16)
 						var inner lab.Processor = correct.New(m.db)
 						if load == "bare" {
 							inner, m.table = bare{m.db}, "entries"
@@ -237,6 +232,19 @@ type pgMeasure struct {
 }
 
 var pgSchemas atomic.Int64
+
+// pgAdmin returns the PostgreSQL server a benchmark needs (it skips without
+// one) and a pool on it for making and dropping each measurement's schema,
+// closed when the benchmark ends.
+func pgAdmin(b *testing.B) (server string, admin *sql.DB) {
+	srv := labtest.NeedPostgres(b)
+	admin, err := sql.Open("pgx", srv.URL())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { admin.Close() })
+	return srv.URL(), admin
+}
 
 func newPGMeasure(b *testing.B, admin *sql.DB, server string, level lab.Isolation, accounts int) *pgMeasure {
 	m := &pgMeasure{schema: fmt.Sprintf("bench_%d_%d", os.Getpid(), pgSchemas.Add(1)), table: "inbox"}

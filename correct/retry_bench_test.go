@@ -2,14 +2,12 @@ package correct_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"sync/atomic"
 	"testing"
 
 	"idemlab/correct"
 	"idemlab/lab"
-	"idemlab/lab/labtest"
 	"idemlab/postgres"
 	"idemlab/webhook"
 )
@@ -31,12 +29,7 @@ import (
 // balance must be the sum of its inbox rows: nothing applied twice or
 // half, whatever the policy.
 func BenchmarkRetry(b *testing.B) {
-	srv := labtest.NeedPostgres(b)
-	admin, err := sql.Open("pgx", srv.URL())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer admin.Close()
+	server, admin := pgAdmin(b)
 	for _, level := range lab.Isolations {
 		for _, p := range []postgres.Policy{postgres.Linear, postgres.Jittered, postgres.UntilDeadline} {
 			for _, accounts := range []int{1, 1000} {
@@ -45,7 +38,7 @@ func BenchmarkRetry(b *testing.B) {
 					var m *pgMeasure
 					b.Run(fmt.Sprintf("%s/%s/%s/deliverers=%d", levelSlug[level], p.Name, spread, deliverers), func(sub *testing.B) {
 						if m == nil {
-							m = newPGMeasure(sub, admin, srv.URL(), level, accounts)
+							m = newPGMeasure(sub, admin, server, level, accounts)
 							h := postgres.RetryWith(counting{correct.New(m.db), &m.retries}, p)
 							var n atomic.Int64
 							m.deliver = func() error {
