@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,15 +43,8 @@ func TestBurst(t *testing.T) {
 		}
 		return strings.Replace(d, "busy_timeout(5000)", fmt.Sprintf("busy_timeout(%d)", BusyTimeout), 1)
 	}
-	s, err := Open(v, filepath.Join(t.TempDir(), "demo.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	key, err := webhook.ParseSecret(Secrets["provider-a"])
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openDemo(t, v)
+	key := providerKey(t)
 	var next atomic.Int64
 	var mu sync.Mutex
 	statuses := map[int]int{}
@@ -109,15 +101,8 @@ func TestBodyDeadlineReachesTheConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(v, filepath.Join(t.TempDir(), "demo.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	key, err := webhook.ParseSecret(Secrets["provider-a"])
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openDemo(t, v)
+	key := providerKey(t)
 	body := Body(1, 500)
 	req := httptest.NewRequest(http.MethodPost, "/webhooks/provider-a", strings.NewReader(string(body)))
 	req.Header.Set("Content-Type", "application/json")

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"idemlab/lab"
 	"idemlab/webhook"
 )
 
@@ -26,11 +27,7 @@ func TestLoopback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(v, filepath.Join(t.TempDir(), "demo.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openDemo(t, v)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -131,4 +128,26 @@ func TestFreshID(t *testing.T) {
 			t.Errorf("FreshID(%s, %s) = %q, want %q", tt.source, tt.id, got, tt.want)
 		}
 	}
+}
+
+// openDemo opens the demo server of variant v on a database in the test's
+// temporary directory, closed when the test ends.
+func openDemo(t *testing.T, v lab.Variant) *Server {
+	t.Helper()
+	s, err := Open(v, filepath.Join(t.TempDir(), "demo.db"))
+	if err != nil {
+		t.Fatalf("Open(%s) = %v, want a server", v.Name, err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// providerKey is provider-a's signing key, as the demo's senders hold it.
+func providerKey(t *testing.T) webhook.Secret {
+	t.Helper()
+	key, err := webhook.ParseSecret(Secrets["provider-a"])
+	if err != nil {
+		t.Fatalf("webhook.ParseSecret(provider-a's secret) = %v, want a key", err)
+	}
+	return key
 }
