@@ -3,10 +3,10 @@
 package scenarios_test
 
 // Mutation testing of the matrix (mutants/REPORT.md). Built only with
-// -tags mutants, on the mutants go generate ./mutants/gen writes into
-// mutants/_generated; .ci/mutants does both:
+// -tags mutants, on the mutants that TestMutationsFit -mutants.write
+// (mutantgen_test.go) writes into mutants/_generated; .ci/mutants does both:
 //
-//	go generate ./mutants/gen
+//	go test ./scenarios -run '^TestMutationsFit$' -count=1 -mutants.write
 //	go test -tags mutants ./scenarios -run '^TestMutants$' -v -parallel 2
 //
 // MUTANTS=a,b limits the run to those mutants; MUTANTS_OUT=file appends one
@@ -135,7 +135,7 @@ func TestMutants(t *testing.T) {
 	}
 	for _, n := range slices.Concat(slices.Collect(maps.Keys(equivalentMutants)), slices.Collect(maps.Keys(awaitingScenario))) {
 		if !slices.ContainsFunc(all.Variants, func(v lab.Variant) bool { return v.Name == "mutants/"+n }) {
-			t.Errorf("the test lists %s, which is not a mutant of mutants/gen/mutations.go", n)
+			t.Errorf("the test lists %s, which is not a mutant of scenarios/mutations_test.go", n)
 		}
 	}
 	var out *os.File

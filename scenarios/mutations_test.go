@@ -1,4 +1,4 @@
-package main
+package scenarios_test
 
 import "strings"
 
@@ -6,7 +6,7 @@ import "strings"
 // text of file, which must occur there exactly once, replaced by new.
 type mutation struct {
 	name string // the package, mutants/_generated/<name>; its variant is "mutants/<name>"
-	file string // a file of correct/ that gen copies, other than variant.go
+	file string // a file of correct/ that the generator copies, other than variant.go
 	old  string
 	new  string
 	why  string // one line: the change and what it does; the variant's Mistake
