@@ -109,7 +109,7 @@ var dsnGuarantees = []struct{ name, shows string }{
 	{"EveryConnection", "foreign keys and a busy timeout on every connection of the pool, one opened after a delivery included"},
 	{"Durable", "no journal_mode or synchronous that lets a crash or a power loss take back a credit already answered applied (MEMORY, OFF, synchronous below FULL)"},
 	{"ImmediateBegin", "a transaction the pool begins holds the write lock from BEGIN on, before its first read"},
-	{"Checkpoint", "in write-ahead-log mode, automatic checkpoints stay on (wal_autocheckpoint above 0): without them the -wal file grows with every commit until the disk is full"},
+	{"Checkpoint", "in write-ahead-log mode, automatic checkpoints stay on (wal_autocheckpoint above 0): without them the -wal file grows with every commit while a connection stays open"},
 }
 
 // A dsnFinding is one broken guarantee of the connection string, on one
@@ -454,7 +454,8 @@ func checkpointsOff(shown, which, journal string, checkpoint int) (dsnFinding, b
 		return dsnFinding{}, false
 	}
 	return dsnFinding{"Checkpoint", fmt.Sprintf("DSN(%s): %s: journal_mode=wal wal_autocheckpoint=%d, want automatic checkpoints: "+
-		"nothing copies the log back into the database, and the -wal file grows with every commit until the disk is full",
+		"nothing copies the log back into the database while a connection stays open (the last to close does), "+
+		"and the -wal file grows with every commit",
 		shown, which, checkpoint)}, true
 }
 

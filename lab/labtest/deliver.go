@@ -148,9 +148,10 @@ func (db *DB) deliverFrom(parent context.Context, session string, e lab.Event, t
 // answer, reported as such and turned into an error answer, so that one
 // broken delivery does not end the test binary and every later cell is
 // still judged. A panic the lab injected (Fault.Panic) is no failure of
-// the handler: it becomes the delivery's error answer, as a server that
-// recovers a handler's panic (net/http's does) answers that request with
-// an error and goes on serving.
+// the handler: it becomes the delivery's error answer. A server that
+// recovers a handler's panic goes on serving, and its sender redelivers:
+// net/http's logs the panic and closes the request's connection, an answer
+// no sender takes for success.
 func (db *DB) process(ctx context.Context, session string, e lab.Event) (o lab.Outcome, err error) {
 	defer func() {
 		p := recover()

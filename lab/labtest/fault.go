@@ -14,8 +14,9 @@ import (
 var ErrInjected = errors.New("injected fault")
 
 // ErrPanicked is what the answer of a delivery whose handler panicked at
-// an injected panic (Fault.Panic) wraps: the lab recovers the panic, as
-// net/http's server recovers a handler's, and the process goes on.
+// an injected panic (Fault.Panic) wraps: the lab recovers the panic and
+// the process goes on, as net/http's server does with a handler's (it logs
+// it and closes the request's connection; the sender redelivers).
 var ErrPanicked = errors.New("handler panicked")
 
 // When says on which side of a statement a fault strikes.
