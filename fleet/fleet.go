@@ -18,7 +18,7 @@
 //
 // The inline shape runs on MariaDB too, one receiver per node of a Galera
 // cluster, each with correct's MariaDB handler on its own node
-// (RoleInlineMariaDB, mariadb.go): there the cluster's certification, not
+// (RoleInlineMariaDB, mariadb_test.go): there the cluster's certification, not
 // a lock wait, decides between two deliveries on different nodes, and the
 // loser's 1213 is run again by correct's retry.
 //
