@@ -221,10 +221,7 @@ func cmdBench(stdout, stderr io.Writer, count int, out, svg string) error {
 	args := []string{"-test.run", "^$", "-test.bench", bench, "-test.benchtime", "0.3s", "-test.count", "1"}
 	command := "go test ./correct -run '^$' -bench '" + bench + "' -benchtime 0.3s -count 1"
 	fmt.Fprintf(stderr, "running %d times (%s): %s\n", count, about, command)
-	var progress io.Writer
-	if f, ok := stderr.(*os.File); ok && isTerminal(f) {
-		progress = stderr
-	}
+	progress := terminal(stderr)
 	var all []byte
 	done := 0
 	for range count {

@@ -55,11 +55,7 @@ func ranButFailed(err error) (failed *testsFailed, other error) {
 // *testsFailed (see ranButFailed).
 func runAndReport(stderr io.Writer, root string, ts tests) (reps []*report.Report, output []byte, err error) {
 	announce(stderr, ts)
-	var progress io.Writer
-	if f, ok := stderr.(*os.File); ok && isTerminal(f) {
-		progress = stderr
-	}
-	reps, output, runErr := runTests(root, ts, progress)
+	reps, output, runErr := runTests(root, ts, terminal(stderr))
 	switch {
 	case reps == nil:
 		stderr.Write(output)
@@ -74,7 +70,7 @@ func runAndReport(stderr io.Writer, root string, ts tests) (reps []*report.Repor
 // the reports of bs, in bs's order, or a *testsFailed with them (see
 // ranButFailed). Without a server for a server's matrices it runs nothing
 // and says what to run first (needServer).
-func runBackends(stderr io.Writer, bs []backend, ts tests, args []string) ([]*report.Report, error) {
+func runBackends(stderr io.Writer, bs []backend, ts tests) ([]*report.Report, error) {
 	if err := needServer(bs); err != nil {
 		return nil, err
 	}
@@ -96,25 +92,31 @@ func runBackends(stderr io.Writer, bs []backend, ts tests, args []string) ([]*re
 
 // cmdMatrix runs the whole matrices of bs and prints them, as text (with
 // the evidence of every ✗ if asked) or as JSON.
-func cmdMatrix(stdout, stderr io.Writer, bs []backend, args []string, asJSON, evidence bool) error {
+func cmdMatrix(stdout, stderr io.Writer, bs []backend, asJSON, evidence bool) error {
 	ts := matrixTests(bs, prefix(bs))
 	if !asJSON && !evidence {
 		ts = verdictsOnly(ts)
 	}
-	reps, err := runBackends(stderr, bs, ts, args)
+	reps, err := runBackends(stderr, bs, ts)
 	failed, err := ranButFailed(err)
 	if err != nil {
 		return err
 	}
+	text := renderMatrices(reps, evidence, backendFlag(bs))
 	if asJSON {
 		data, err := renderJSON(reps)
 		if err != nil {
 			return err
 		}
-		if _, err := stdout.Write(data); err != nil {
-			return err
-		}
-	} else if _, err := io.WriteString(stdout, renderMatrices(reps, evidence, backendFlag(bs))); err != nil {
+		text = string(data)
+	}
+	return printed(stdout, stderr, text, failed)
+}
+
+// printed writes text, what a run's reports show, to stdout, then, if the
+// run's tests failed, the end of their output (testsFailed.show).
+func printed(stdout, stderr io.Writer, text string, failed *testsFailed) error {
+	if _, err := io.WriteString(stdout, text); err != nil {
 		return err
 	}
 	if failed != nil {
@@ -125,26 +127,26 @@ func cmdMatrix(stdout, stderr io.Writer, bs []backend, args []string, asJSON, ev
 
 // cmdPermutations runs one variant's row and lists the interleavings its
 // concurrent scenarios enumerated: three schedules an outcome, or all.
-func cmdPermutations(stdout, stderr io.Writer, bs []backend, args []string, variantArg string, all bool) error {
-	return runVariant(stdout, stderr, bs, args, variantArg,
+func cmdPermutations(stdout, stderr io.Writer, bs []backend, variantArg string, all bool) error {
+	return runVariant(stdout, stderr, bs, variantArg,
 		func(variant string) string { return report.Pattern(prefix(bs), "", variant) },
 		func(rep *report.Report, variant string) (string, error) { return renderPermutations(rep, variant, all) })
 }
 
 // cmdRow runs one variant's row and prints each cell with its evidence.
-func cmdRow(stdout, stderr io.Writer, bs []backend, args []string, variantArg string) error {
-	return runVariant(stdout, stderr, bs, args, variantArg,
+func cmdRow(stdout, stderr io.Writer, bs []backend, variantArg string) error {
+	return runVariant(stdout, stderr, bs, variantArg,
 		func(variant string) string { return report.Pattern(prefix(bs), "", variant) }, renderRow)
 }
 
 // cmdColumn runs one scenario's column and prints each cell with its
 // evidence.
-func cmdColumn(stdout, stderr io.Writer, bs []backend, args []string, scenarioArg string) error {
+func cmdColumn(stdout, stderr io.Writer, bs []backend, scenarioArg string) error {
 	scenario, err := resolveScenario(bs, scenarioArg)
 	if err != nil {
 		return err
 	}
-	reps, err := runBackends(stderr, bs, matrixTests(bs, report.Pattern(prefix(bs), scenario, "")), args)
+	reps, err := runBackends(stderr, bs, matrixTests(bs, report.Pattern(prefix(bs), scenario, "")))
 	failed, err := ranButFailed(err)
 	if err != nil {
 		return err
@@ -153,17 +155,11 @@ func cmdColumn(stdout, stderr io.Writer, bs []backend, args []string, scenarioAr
 	if err != nil {
 		return err
 	}
-	if _, err := io.WriteString(stdout, text); err != nil {
-		return err
-	}
-	if failed != nil {
-		return failed.show(stderr)
-	}
-	return nil
+	return printed(stdout, stderr, text, failed)
 }
 
 // cmdExplain runs one cell and prints its verdict, evidence and transcript.
-func cmdExplain(stdout, stderr io.Writer, bs []backend, args []string, variantArg, scenarioArg string) error {
+func cmdExplain(stdout, stderr io.Writer, bs []backend, variantArg, scenarioArg string) error {
 	variant, err := resolveVariant(variantArg)
 	if err != nil {
 		return err
@@ -178,7 +174,7 @@ func cmdExplain(stdout, stderr io.Writer, bs []backend, args []string, variantAr
 			return err
 		}
 	}
-	return runVariant(stdout, stderr, bs, args, variantArg,
+	return runVariant(stdout, stderr, bs, variantArg,
 		func(variant string) string { return report.Pattern(prefix(bs), scenario, variant) },
 		func(rep *report.Report, variant string) (string, error) { return renderExplain(rep, variant, scenario) })
 }
@@ -203,7 +199,7 @@ func each(reps []*report.Report, render func(rep *report.Report) (string, error)
 // runVariant is what explain and permutations share: resolve the variant,
 // run the tests that pattern selects for it, and print what render makes of
 // their report.
-func runVariant(stdout, stderr io.Writer, bs []backend, args []string, variantArg string, pattern func(variant string) string, render func(rep *report.Report, variant string) (string, error)) error {
+func runVariant(stdout, stderr io.Writer, bs []backend, variantArg string, pattern func(variant string) string, render func(rep *report.Report, variant string) (string, error)) error {
 	root, err := moduleRoot()
 	if err != nil {
 		return err
@@ -222,7 +218,7 @@ func runVariant(stdout, stderr io.Writer, bs []backend, args []string, variantAr
 		// same report; the check failing means the exercise is not done.
 		reps, _, err = runAndReport(stderr, root, exerciseTests(variant))
 	} else {
-		reps, err = runBackends(stderr, bs, matrixTests(bs, pattern(variant)), args)
+		reps, err = runBackends(stderr, bs, matrixTests(bs, pattern(variant)))
 	}
 	failed, err := ranButFailed(err)
 	if err != nil {
@@ -232,18 +228,15 @@ func runVariant(stdout, stderr io.Writer, bs []backend, args []string, variantAr
 	if err != nil {
 		return err
 	}
-	if _, err := io.WriteString(stdout, text); err != nil {
+	if failed == nil || !exercise {
+		return printed(stdout, stderr, text, failed)
+	}
+	// An exercise's check fails until the work is done: that is what the
+	// student came to see, not an error of the command.
+	if err := printed(stdout, stderr, text, nil); err != nil {
 		return err
 	}
-	if failed != nil && exercise {
-		// An exercise's check fails until the work is done: that is what
-		// the student came to see, not an error of the command.
-		fmt.Fprintf(stderr, "(the check still fails: the exercise is not done yet; go test ./checks -exercise=%s)\n", strings.TrimPrefix(variant, "exercises/"))
-		return nil
-	}
-	if failed != nil {
-		return failed.show(stderr)
-	}
+	fmt.Fprintf(stderr, "(the check still fails: the exercise is not done yet; go test ./checks -exercise=%s)\n", strings.TrimPrefix(variant, "exercises/"))
 	return nil
 }
 

@@ -381,7 +381,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(rest) < c.min || len(rest) > c.max {
 		return exitStatus(stderr, c.wrongArgs(rest), c)
 	}
-	return exitStatus(stderr, c.run(o, bs, args, rest, stdout, stderr), c)
+	return exitStatus(stderr, c.run(o, bs, rest, stdout, stderr), c)
 }
 
 // refuse is the error for a flag c does not take.
@@ -428,18 +428,18 @@ func quoteArgs(args []string) string {
 }
 
 // run runs c with its arguments.
-func (c *command) run(o *options, bs []backend, args, rest []string, stdout, stderr io.Writer) error {
+func (c *command) run(o *options, bs []backend, rest []string, stdout, stderr io.Writer) error {
 	switch c.name {
 	case "":
-		return cmdMatrix(stdout, stderr, bs, args, o.json, o.evidence)
+		return cmdMatrix(stdout, stderr, bs, o.json, o.evidence)
 	case "explain":
-		return cmdExplain(stdout, stderr, bs, args, rest[0], rest[1])
+		return cmdExplain(stdout, stderr, bs, rest[0], rest[1])
 	case "row":
-		return cmdRow(stdout, stderr, bs, args, rest[0])
+		return cmdRow(stdout, stderr, bs, rest[0])
 	case "column":
-		return cmdColumn(stdout, stderr, bs, args, rest[0])
+		return cmdColumn(stdout, stderr, bs, rest[0])
 	case "permutations":
-		return cmdPermutations(stdout, stderr, bs, args, rest[0], o.all)
+		return cmdPermutations(stdout, stderr, bs, rest[0], o.all)
 	case "bench":
 		return cmdBench(stdout, stderr, o.count, o.out, o.svg)
 	case "diff":
@@ -464,26 +464,19 @@ func exitStatus(stderr io.Writer, err error, c *command) int {
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "lab: %v\n", err)
-	usage := func() {
-		if c == nil {
-			fmt.Fprintln(stderr, topUsage)
-		} else {
-			fmt.Fprintln(stderr, c.usageLine())
-		}
+	usage := topUsage
+	if c != nil {
+		usage = c.usageLine()
 	}
 	var se *serverError
-	if errors.As(err, &se) {
-		usage()
-		return exitFail
-	}
 	var ue *usageError
 	var le *report.LookupError
-	if errors.As(err, &ue) || errors.As(err, &le) {
-		if c == nil {
-			fmt.Fprintln(stderr, topUsage)
-		} else {
-			fmt.Fprintln(stderr, c.usageLine())
-		}
+	switch {
+	case errors.As(err, &se):
+		fmt.Fprintln(stderr, usage)
+		return exitFail
+	case errors.As(err, &ue) || errors.As(err, &le):
+		fmt.Fprintln(stderr, usage)
 		return exitUsage
 	}
 	return exitFail

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 
@@ -24,6 +26,14 @@ import (
 func isTerminal(f *os.File) bool {
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// terminal is w if it is a terminal, for a progress line, or nil.
+func terminal(w io.Writer) io.Writer {
+	if f, ok := w.(*os.File); ok && isTerminal(f) {
+		return w
+	}
+	return nil
 }
 
 // testEvent is the part of go test -json's events that progress reads.
@@ -68,6 +78,20 @@ func followProgress(r io.Reader, output io.Writer, w io.Writer, whole bool, dept
 		}
 	})
 	fmt.Fprint(w, "\r\033[K")
+}
+
+// startJSON starts go test -json with args in root and returns it with
+// its stream of events; go test's stderr, where build errors come, outside
+// the stream, goes to stderr.
+func startJSON(ctx context.Context, root string, args []string, stderr io.Writer) (*exec.Cmd, io.Reader, error) {
+	cmd := exec.CommandContext(ctx, "go", append([]string{"test", "-json"}, args...)...)
+	cmd.Dir = root
+	cmd.Stderr = stderr
+	stream, err := cmd.StdoutPipe()
+	if err == nil {
+		err = cmd.Start()
+	}
+	return cmd, stream, err
 }
 
 // events reads go test -json's stream from r, writes the text of its

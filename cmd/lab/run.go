@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -100,20 +101,15 @@ func runTests(root string, ts tests, progress io.Writer) (reps []*report.Report,
 	reportPath := filepath.Join(dir, "report.json")
 
 	args := goTestArgs(ts, reportPath)
-	cmd := exec.Command("go", args...)
-	cmd.Dir = root
 	var runErr error
 	if progress == nil {
+		cmd := exec.Command("go", args...)
+		cmd.Dir = root
 		output, runErr = cmd.CombinedOutput()
 	} else {
-		cmd.Args = append([]string{"go", "test", "-json"}, args[1:]...)
 		var buf bytes.Buffer
-		cmd.Stderr = &buf // build errors come on stderr, outside the stream
-		stream, err := cmd.StdoutPipe()
+		cmd, stream, err := startJSON(context.Background(), root, args[1:], &buf)
 		if err != nil {
-			return nil, nil, err
-		}
-		if err := cmd.Start(); err != nil {
 			return nil, nil, err
 		}
 		followProgress(stream, &buf, progress, ts.whole, ts.depth, ts.matrices)

@@ -187,11 +187,11 @@ func fillTabs(ctx context.Context, stderr io.Writer, root string, data *workshop
 	if err := exportStepper(ctx, root, filepath.Join(dir, "stepper.json"), data); err != nil && ctx.Err() == nil {
 		fmt.Fprintf(stderr, "%v\nwarning: the stepper's export failed\n", err)
 	}
-	liveRun(ctx, stderr, root, data, dir, backends[:1], "^"+matrixTest+"$", nil)
+	liveRun(ctx, stderr, root, data, dir, backends[:1], "^"+matrixTest+"$")
 	for _, srv := range []*dbServer{postgresServer, mariadbServer} {
 		if live[srv] && ctx.Err() == nil {
 			bs := on(srv)
-			liveRun(ctx, stderr, root, data, dir, bs, prefix(bs), nil)
+			liveRun(ctx, stderr, root, data, dir, bs, prefix(bs))
 		}
 	}
 }
@@ -207,15 +207,9 @@ var stepperTrees = 2 * len(variants.All)
 // test's output (the trees it wrote, if any, are served all the same).
 func exportStepper(ctx context.Context, root, path string, data *workshop.Data) error {
 	data.StepperProgress("go test is compiling the scenario tests (its first run compiles SQLite: a minute or more)")
-	cmd := exec.CommandContext(ctx, "go", "test", "-json", "./scenarios", "-run", "^"+stepperTest+"$", "-count=1", "-vet=off",
-		"-"+report.StepperFlag+"="+path)
-	cmd.Dir = root
 	var output bytes.Buffer
-	cmd.Stderr = &output
-	stream, err := cmd.StdoutPipe()
-	if err == nil {
-		err = cmd.Start()
-	}
+	cmd, stream, err := startJSON(ctx, root, []string{"./scenarios", "-run", "^" + stepperTest + "$", "-count=1", "-vet=off",
+		"-" + report.StepperFlag + "=" + path}, &output)
 	if err != nil {
 		data.StepperFailed(err)
 		return err
@@ -257,7 +251,7 @@ func exportStepper(ctx context.Context, root, path string, data *workshop.Data) 
 // liveRun runs one go test of the matrices bs, adding every cell to its
 // tab the moment go test says it finished, and at the end puts the report
 // the tests wrote in place of the cells gathered on the way.
-func liveRun(ctx context.Context, stderr io.Writer, root string, data *workshop.Data, dir string, bs []backend, run string, flags []string) {
+func liveRun(ctx context.Context, stderr io.Writer, root string, data *workshop.Data, dir string, bs []backend, run string) {
 	cells := filepath.Join(dir, "cells-"+bs[0].flag)
 	reportPath := filepath.Join(dir, "report-"+bs[0].flag+".json")
 	problem := func(msg string) {
@@ -269,24 +263,14 @@ func liveRun(ctx context.Context, stderr io.Writer, root string, data *workshop.
 		problem(err.Error())
 		return
 	}
-	args := append([]string{"test", "-json", "./scenarios", "-run", run, "-count=1", "-vet=off", "-" + report.ReportFlag + "=" + reportPath, "-" + report.CellsFlag + "=" + cells}, flags...)
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = root
 	var output bytes.Buffer
-	cmd.Stderr = &output
-	stream, err := cmd.StdoutPipe()
+	cmd, stream, err := startJSON(ctx, root, []string{"./scenarios", "-run", run, "-count=1", "-vet=off",
+		"-" + report.ReportFlag + "=" + reportPath, "-" + report.CellsFlag + "=" + cells}, &output)
 	if err != nil {
 		problem(err.Error())
 		return
 	}
-	if err := cmd.Start(); err != nil {
-		problem(err.Error())
-		return
-	}
-	var progress io.Writer
-	if f, ok := stderr.(*os.File); ok && isTerminal(f) {
-		progress = stderr
-	}
+	progress := terminal(stderr)
 	total, done := 0, 0
 	events(stream, &output, func(e testEvent) {
 		if _, n, ok := strings.Cut(e.Output, report.CellsMarker); ok {
