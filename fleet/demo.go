@@ -13,15 +13,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"idemlab/lab"
+	"idemlab/lab/report"
 	"idemlab/variants"
 	"idemlab/webhook"
 
@@ -136,18 +138,10 @@ func (st *State) judge() {
 		sum[r.AccountID] += r.Amount
 		rows[r.AccountID]++
 	}
-	ids := make([]int64, 0, len(st.Balances))
-	for id := range st.Balances {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	st.Says = []string{}
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(st.Balances)) {
 		b, s := st.Balances[id], sum[id]
-		of := fmt.Sprintf("the sum of its %d inbox row", rows[id])
-		if rows[id] != 1 {
-			of += "s"
-		}
+		of := "the sum of its " + report.Count(rows[id], "inbox row", "inbox rows")
 		switch {
 		case b == s:
 			st.Says = append(st.Says, fmt.Sprintf("account %d: balance %d equals %s: every credit has its event, once", id, b, of))
@@ -252,9 +246,8 @@ func (s *Server) read(ctx context.Context) (State, error) {
 		}
 		st.Inbox = append(st.Inbox, e)
 	}
-	sort.Slice(st.Inbox, func(i, j int) bool {
-		a, b := st.Inbox[i], st.Inbox[j]
-		return a.Source+"/"+a.EventID < b.Source+"/"+b.EventID
+	slices.SortFunc(st.Inbox, func(a, b Row) int {
+		return strings.Compare(a.Source+"/"+a.EventID, b.Source+"/"+b.EventID)
 	})
 	st.judge()
 	return st, rows.Err()

@@ -63,15 +63,12 @@ func (c *countingProcessor) count() int {
 func serveHTTP(r *labtest.Run, accounts ...labtest.Account) *rig {
 	g := &rig{r: r, db: r.Open(accounts...), receivers: map[string]*webhook.Receiver{}}
 	g.calls = &countingProcessor{Processor: g.db.Processor()}
+	routes := map[string]http.Handler{}
 	for source, secret := range providerSecrets {
 		rc := webhook.NewReceiver(g.calls, &webhook.Verifier{
 			Integrations: []webhook.Integration{{Source: source, Secrets: []webhook.Secret{secret}}}})
 		rc.Log = slog.New(slog.DiscardHandler)
-		g.receivers["/webhooks/"+source] = rc
-	}
-	routes := map[string]http.Handler{}
-	for path, rc := range g.receivers {
-		routes[path] = rc
+		g.receivers["/webhooks/"+source], routes["/webhooks/"+source] = rc, rc
 	}
 	g.net = labtest.Serve(labtest.SessionHandler(webhook.ExactPaths(routes)))
 	return g

@@ -255,14 +255,7 @@ func (m *ledger) apply(e lab.Event) {
 }
 
 func (m *ledger) clone() *ledger {
-	c := &ledger{stored: map[lab.Key]lab.Event{}, balances: map[int64]int64{}, next: m.next}
-	for k, v := range m.stored {
-		c.stored[k] = v
-	}
-	for k, v := range m.balances {
-		c.balances[k] = v
-	}
-	return c
+	return &ledger{stored: maps.Clone(m.stored), balances: maps.Clone(m.balances), next: m.next}
 }
 
 // story is the numbered script of one test case, for the evidence.
@@ -665,7 +658,8 @@ func (lm *ledgerMachine) known(t *rapid.T) lab.Event {
 	if len(lm.m.stored) == 0 {
 		t.Skip("no event delivered yet")
 	}
-	return lm.m.stored[rapid.SampledFrom(sortedKeys(lm.m.stored)).Draw(t, "key")]
+	keys := slices.SortedFunc(maps.Keys(lm.m.stored), func(a, b lab.Key) int { return strings.Compare(a.String(), b.String()) })
+	return lm.m.stored[rapid.SampledFrom(keys).Draw(t, "key")]
 }
 
 // newOrKnown draws a new event or a known one, for the actions that try
@@ -695,15 +689,6 @@ func compare(db *labtest.DB, m *ledger) string {
 		diffs = append(diffs, fmt.Sprintf("inbox rows = %d, want %d", len(inbox), len(m.stored)))
 	}
 	return strings.Join(diffs, "; ")
-}
-
-func sortedKeys(m map[lab.Key]lab.Event) []lab.Key {
-	keys := make([]lab.Key, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b lab.Key) int { return strings.Compare(a.String(), b.String()) })
-	return keys
 }
 
 func indentText(s string) string {

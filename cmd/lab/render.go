@@ -137,17 +137,12 @@ func renderRow(rep *report.Report, variant string) (string, error) {
 		mistake = "none: it is held to every guarantee"
 	}
 	b.WriteString(report.Wrap(fmt.Sprintf("%s — mistake: %s", v.Name, mistake), 4))
-	width := 0
+	var names []string
+	var cells []*report.Cell
 	for _, s := range rep.Scenarios {
-		width = max(width, len(s.Name))
+		names, cells = append(names, s.Name+limitMark(s)), append(cells, v.Results[s.Name])
 	}
-	for _, s := range rep.Scenarios {
-		c := v.Results[s.Name]
-		if c == nil {
-			continue
-		}
-		b.WriteString(report.Wrap(fmt.Sprintf("%s %-*s  %s", c.Mark(), width, s.Name+limitMark(s), c.Detail), width+4))
-	}
+	b.WriteString(cellLines(names, cells))
 	b.WriteString("\na cell, step by step: " + labOn(rep) + " explain " + v.Name + " SCENARIO\n")
 	return b.String(), nil
 }
@@ -164,19 +159,31 @@ func renderColumn(rep *report.Report, scenario string) (string, error) {
 	if s.Limit != "" {
 		b.WriteString(report.Wrap("a limit of the pattern: correct fails it by design; "+s.Limit+" lifts it", 4))
 	}
-	width := 0
+	var names []string
+	var cells []*report.Cell
 	for _, v := range rep.Variants {
-		width = max(width, len(v.Name))
+		names, cells = append(names, v.Name), append(cells, v.Results[s.Name])
 	}
-	for _, v := range rep.Variants {
-		c := v.Results[s.Name]
-		if c == nil {
-			continue
-		}
-		b.WriteString(report.Wrap(fmt.Sprintf("%s %-*s  %s", c.Mark(), width, v.Name, c.Detail), width+4))
-	}
+	b.WriteString(cellLines(names, cells))
 	b.WriteString("\na cell, step by step: " + labOn(rep) + " explain VARIANT " + s.Name + "\n")
 	return b.String(), nil
+}
+
+// cellLines lists cells, each under its name, as row and column print
+// them: the mark, the name padded to the longest of names, the evidence.
+// A nil cell (the run did not reach it) is left out.
+func cellLines(names []string, cells []*report.Cell) string {
+	width := 0
+	for _, n := range names {
+		width = max(width, len(n))
+	}
+	var b strings.Builder
+	for i, c := range cells {
+		if c != nil {
+			b.WriteString(report.Wrap(fmt.Sprintf("%s %-*s  %s", c.Mark(), width, names[i], c.Detail), width+4))
+		}
+	}
+	return b.String()
 }
 
 // limitMark is the * of a limit's column.
