@@ -464,8 +464,8 @@ func TestClaimsCatchesDrift(t *testing.T) {
 			return replace(t, doc, "`naive/sourceless`", "`naive/keyless`")
 		}, "naive/keyless"},
 		{"a named variant that fails none of its named scenarios", func(t *testing.T, doc string, w *claimsWorld) string {
-			return replace(t, doc, "Shown by: scenarios `LockTimeout`, `CommitWait`, `Race`, `Concurrent`, `ConflictLockTimeout`; `naive/deferred`",
-				"Shown by: scenarios `LockTimeout`, `CommitWait`, `ConflictLockTimeout`; `naive/deferred`")
+			return replace(t, doc, "Shown by: scenarios `LockTimeout`, `CommitWait`, `Race`, `Concurrent`, `ConflictLockTimeout`;\n`naive/deferred`",
+				"Shown by: scenarios `LockTimeout`, `CommitWait`, `ConflictLockTimeout`;\n`naive/deferred`")
 		}, "naive/deferred under C14, which fails none"},
 		{"a named equivalent that breaks a named scenario", func(t *testing.T, doc string, w *claimsWorld) string {
 			return replace(t, doc, "Shown by: scenario `BusinessKey`;", "Shown by: scenario `BusinessKey`; `equivalent/plainbegin`;")

@@ -152,14 +152,15 @@ func wideLines(doc string) []string {
 	return wide
 }
 
-// TestDocsFit holds every line of README.md, README.ru.md and docs/*.md to
-// 100 columns, but for what wideLines exempts.
+// TestDocsFit holds every line of README.md, README.ru.md, CLAIMS.md (the
+// page's Claims tab), EXERCISES.md and docs/*.md to 100 columns, but for
+// what wideLines exempts.
 func TestDocsFit(t *testing.T) {
 	paths, err := filepath.Glob("../docs/*.md")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no docs/*.md (%v)", err)
 	}
-	for _, path := range append([]string{readmePath, readmeRuPath}, paths...) {
+	for _, path := range append([]string{readmePath, readmeRuPath, "../CLAIMS.md", "../EXERCISES.md"}, paths...) {
 		for _, l := range wideLines(readFile(t, path)) {
 			t.Errorf("%s: %s", path, l)
 		}
