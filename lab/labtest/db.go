@@ -335,20 +335,14 @@ func (db *DB) Reset() {
 	db.run.tb.Helper()
 	db.releaseStalls()
 	if db.pg != nil {
-		// On a server: the inbox emptied as the engine empties a kept
-		// database (on MariaDB by TRUNCATE, never DELETE: see
-		// mariadbEngine.reseed), the balances put back in place.
-		ctl, ns := db.pg.srv.control, db.pg.schema
-		if _, err := ctl.Exec(db.pg.srv.engine.emptyInbox(ns)); err != nil {
-			db.run.tb.Fatalf("Reset: %v", err)
-		}
+		// On a server: emptied and seeded again as a kept database is
+		// (Server.reseed; on MariaDB by TRUNCATE, never DELETE).
+		accounts := make([]Account, 0, len(db.initial))
 		for _, id := range slices.Sorted(maps.Keys(db.initial)) {
-			// Whole numbers, written into the statement: the engines'
-			// placeholders differ ($1, ?).
-			q := fmt.Sprintf(`UPDATE %s.accounts SET balance = %d WHERE id = %d`, ns, db.initial[id], id)
-			if _, err := ctl.Exec(q); err != nil {
-				db.run.tb.Fatalf("Reset: %v", err)
-			}
+			accounts = append(accounts, Account{ID: id, Balance: db.initial[id]})
+		}
+		if err := db.pg.srv.reseed(db.pg.schema, accounts); err != nil {
+			db.run.tb.Fatalf("Reset: %v", err)
 		}
 	} else {
 		db.labExec("Reset", `DELETE FROM inbox`)

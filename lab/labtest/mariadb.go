@@ -26,7 +26,7 @@ import (
 //     schema is a database), so each DB the run opens is a database of its
 //     own, idemlab_<pid>_<n>_<k>, created on the control connection and
 //     dropped when the root run closes; a child run's database is kept and
-//     reseeded for the next child, and emptied by TRUNCATE TABLE (reseed).
+//     reseeded for the next child, and emptied by TRUNCATE TABLE (empty).
 //   - A session is its connection's CONNECTION_ID(), asked of each new
 //     connection by the hooking connector (connectionID).
 //   - A wait is seen in SHOW ENGINE INNODB STATUS (waitsMariaDB): the block
@@ -178,14 +178,8 @@ func (mariadbEngine) connector(dsn string) (driver.Connector, error) {
 	return mysql.NewConnector(cfg)
 }
 
-// snapshot is the lab's snapshot in MariaDB's dialect: CAST AS SIGNED,
-// since MariaDB has no CAST AS BIGINT.
-func (mariadbEngine) snapshot(ns string) string {
-	return `SELECT 0, id, CAST(balance AS SIGNED), '', '', 0 FROM ` + ns + `.accounts
-		UNION ALL
-		SELECT 1, 0, CAST(amount AS SIGNED), coalesce(source, '(NULL)'), coalesce(event_id, '(NULL)'),
-			coalesce(account_id, 0) FROM ` + ns + `.inbox`
-}
+// integer is SIGNED: MariaDB has no CAST AS BIGINT.
+func (mariadbEngine) integer() string { return "SIGNED" }
 
 // create makes database ns and, in it, the tables and accounts.
 func (mariadbEngine) create(srv *Server, ns string, schema []string, accounts []Account) error {
@@ -201,45 +195,25 @@ func (mariadbEngine) create(srv *Server, ns string, schema []string, accounts []
 	if _, err := c.ExecContext(ctx, "USE "+ns); err != nil {
 		return err
 	}
-	return seed(ctx, c, schema, accounts, `INSERT INTO accounts (id, balance) VALUES (?, ?)`)
+	return seed(ctx, c, schema, accounts)
 }
 
-// reseed empties the tables with TRUNCATE TABLE, which makes each table
-// anew, and not with DELETE, which leaves its rows delete-marked in the
-// indexes until InnoDB's purge thread removes them, at its own pace. A
-// delete-marked row is still a record that an INSERT's locks meet, so the
-// locks a delivery takes, and which of two deadlocked transactions InnoDB
-// rolls back, likely depend on how far purge has got: emptied by DELETE,
-// DistinctRace's replays diverged from the runs they replayed in 7 of 24
-// cells (8 runs of three levels), with InnoDB rolling back the transaction
-// that did not close the cycle; in a new database each time, and emptied
-// by TRUNCATE, in none of 24.
-func (mariadbEngine) reseed(srv *Server, ns string, accounts []Account) error {
-	ctx := context.Background()
-	c, err := srv.control.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	// foreign_key_checks = 0: TRUNCATE refuses a table another table's
-	// foreign key refers to (accounts), even an empty one.
-	for _, st := range []string{`SET foreign_key_checks = 0`, `TRUNCATE TABLE ` + ns + `.inbox`,
-		`TRUNCATE TABLE ` + ns + `.accounts`, `SET foreign_key_checks = 1`} {
-		if _, err := c.ExecContext(ctx, st); err != nil {
-			return fmt.Errorf("emptying: %s: %w", st, err)
-		}
-	}
-	for _, a := range accounts {
-		if _, err := c.ExecContext(ctx, `INSERT INTO `+ns+`.accounts (id, balance) VALUES (?, ?)`, a.ID, a.Balance); err != nil {
-			return fmt.Errorf("account %d: %w", a.ID, err)
-		}
-	}
-	return nil
+// empty is TRUNCATE TABLE, which makes each table anew, and not DELETE,
+// which leaves its rows delete-marked in the indexes until InnoDB's purge
+// thread removes them, at its own pace. A delete-marked row is still a
+// record that an INSERT's locks meet, so the locks a delivery takes, and
+// which of two deadlocked transactions InnoDB rolls back, likely depend on
+// how far purge has got: emptied by DELETE, DistinctRace's replays
+// diverged from the runs they replayed in 7 of 24 cells (8 runs of three
+// levels), with InnoDB rolling back the transaction that did not close the
+// cycle; in a new database each time, and emptied by TRUNCATE, in none of
+// 24. foreign_key_checks = 0, for the statements' connection only:
+// TRUNCATE refuses a table another table's foreign key refers to
+// (accounts), even an empty one.
+func (mariadbEngine) empty(ns string) []string {
+	return []string{`SET foreign_key_checks = 0`, `TRUNCATE TABLE ` + ns + `.inbox`,
+		`TRUNCATE TABLE ` + ns + `.accounts`, `SET foreign_key_checks = 1`}
 }
-
-// emptyInbox is TRUNCATE TABLE, as in reseed; the inbox is no table's
-// parent, so the foreign key does not refuse it.
-func (mariadbEngine) emptyInbox(ns string) string { return `TRUNCATE TABLE ` + ns + `.inbox` }
 
 func (mariadbEngine) drop(srv *Server, ns string) error {
 	_, err := srv.control.Exec("DROP DATABASE IF EXISTS " + ns)
@@ -257,7 +231,7 @@ func (mariadbEngine) blocked(ctl *sql.DB, pid int64, _ []int64) (bool, error) {
 
 // interference: nothing of MariaDB's shared state is known to change its
 // answers on a repeated schedule (the purge finding is the lab's own,
-// answered by reseed).
+// answered by empty).
 func (mariadbEngine) interference(*Server, bool) string { return "" }
 
 // starved: MariaDB's refusals for lack of resources are not classified yet.

@@ -177,12 +177,7 @@ func (postgresEngine) connector(dsn string) (driver.Connector, error) {
 	return stdlib.GetConnector(*cfg), nil
 }
 
-func (postgresEngine) snapshot(ns string) string {
-	return `SELECT 0, id, CAST(balance AS BIGINT), '', '', 0 FROM ` + ns + `.accounts
-		UNION ALL
-		SELECT 1, 0, CAST(amount AS BIGINT), coalesce(source, '(NULL)'), coalesce(event_id, '(NULL)'),
-			coalesce(account_id, 0) FROM ` + ns + `.inbox`
-}
+func (postgresEngine) integer() string { return "BIGINT" }
 
 // withoutTimeouts returns the variant's connection string dsn with
 // lock_timeout and statement_timeout set to 0, which PostgreSQL reads as no
@@ -213,24 +208,12 @@ func (postgresEngine) create(srv *Server, ns string, schema []string, accounts [
 		return err
 	}
 	defer c.ExecContext(ctx, "RESET search_path")
-	return seed(ctx, c, schema, accounts, `INSERT INTO accounts (id, balance) VALUES ($1, $2)`)
+	return seed(ctx, c, schema, accounts)
 }
 
-// reseed empties the tables with DELETE and writes the accounts again.
-func (postgresEngine) reseed(srv *Server, ns string, accounts []Account) error {
-	ctl := srv.control
-	if _, err := ctl.Exec(`DELETE FROM ` + ns + `.inbox; DELETE FROM ` + ns + `.accounts`); err != nil {
-		return fmt.Errorf("emptying: %w", err)
-	}
-	for _, a := range accounts {
-		if _, err := ctl.Exec(`INSERT INTO `+ns+`.accounts (id, balance) VALUES ($1, $2)`, a.ID, a.Balance); err != nil {
-			return fmt.Errorf("account %d: %w", a.ID, err)
-		}
-	}
-	return nil
+func (postgresEngine) empty(ns string) []string {
+	return []string{`DELETE FROM ` + ns + `.inbox`, `DELETE FROM ` + ns + `.accounts`}
 }
-
-func (postgresEngine) emptyInbox(ns string) string { return `DELETE FROM ` + ns + `.inbox` }
 
 func (postgresEngine) drop(srv *Server, ns string) error {
 	_, err := srv.control.Exec("DROP SCHEMA " + ns + " CASCADE")

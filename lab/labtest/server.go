@@ -72,15 +72,12 @@ type engine interface {
 	dsn(srv *Server, ns string, f form, level Level, untimed bool) (string, error)
 	// connector returns the driver's connector for dsn.
 	connector(dsn string) (driver.Connector, error)
-	// snapshot is the lab's query of the accounts and inbox of ns (see
-	// DB.State), run on the control connection.
-	snapshot(ns string) string
-	// reseed empties the tables of ns and writes the accounts again, on
-	// the control connection.
-	reseed(srv *Server, ns string, accounts []Account) error
-	// emptyInbox is the statement that empties the inbox of ns, as reseed
-	// does.
-	emptyInbox(ns string) string
+	// integer is the type a CAST to a 64-bit integer names (see
+	// snapshotQuery).
+	integer() string
+	// empty are the statements that empty the tables of ns, run on one
+	// connection of the control pool (see Server.reseed).
+	empty(ns string) []string
 	// drop removes namespace ns, its pool closed.
 	drop(srv *Server, ns string) error
 	// close removes whatever the process's runs left on srv and closes its
@@ -227,20 +224,47 @@ func RunServerCell(t *testing.T, sc Scenario, v lab.Variant, srv *Server, level 
 	return r.verdict("")
 }
 
-// seed runs schema's statements and inserts accounts, with insert, on c:
-// how an engine's create fills the namespace it has made c's own.
-func seed(ctx context.Context, c *sql.Conn, schema []string, accounts []Account, insert string) error {
+// seed runs schema's statements and inserts accounts on c: how an
+// engine's create fills the namespace it has made c's own.
+func seed(ctx context.Context, c *sql.Conn, schema []string, accounts []Account) error {
 	for _, st := range schema {
 		if _, err := c.ExecContext(ctx, st); err != nil {
 			return fmt.Errorf("schema: %w", err)
 		}
 	}
+	return insertAccounts(ctx, c, "", accounts)
+}
+
+// insertAccounts writes accounts into table prefix+"accounts" on c. The
+// values are whole numbers, written into the statement: the engines'
+// placeholders differ ($1, ?).
+func insertAccounts(ctx context.Context, c *sql.Conn, prefix string, accounts []Account) error {
 	for _, a := range accounts {
-		if _, err := c.ExecContext(ctx, insert, a.ID, a.Balance); err != nil {
+		q := fmt.Sprintf(`INSERT INTO %saccounts (id, balance) VALUES (%d, %d)`, prefix, a.ID, a.Balance)
+		if _, err := c.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("account %d: %w", a.ID, err)
 		}
 	}
 	return nil
+}
+
+// reseed empties the tables of namespace ns (engine.empty) and writes the
+// accounts again, on a connection of the control pool, at READ COMMITTED:
+// the variant's pool would write at the variant's isolation level, and at
+// SERIALIZABLE take locks of the lab's own.
+func (s *Server) reseed(ns string, accounts []Account) error {
+	ctx := context.Background()
+	c, err := s.control.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	for _, st := range s.engine.empty(ns) {
+		if _, err := c.ExecContext(ctx, st); err != nil {
+			return fmt.Errorf("emptying: %s: %w", st, err)
+		}
+	}
+	return insertAccounts(ctx, c, ns+".", accounts)
 }
 
 // serverDB is what a DB on a server keeps besides the pool: its namespace,
@@ -360,15 +384,6 @@ func (r *Run) openServer(accounts []Account, untimed bool) *DB {
 	}
 	db := r.newDB(path, dsn)
 	db.pg = &serverDB{srv: srv, schema: ns, seed: seed, untimed: untimed}
-	// The lab's snapshot of the tables runs on the control connection, at
-	// READ COMMITTED, with the namespace named: on the variant's pool it
-	// would run at the variant's isolation level, and at SERIALIZABLE take
-	// locks of its own (on PostgreSQL, predicate locks from the table in
-	// shared memory that the deliveries' answers depend on: see
-	// interference).
-	if db.snap, err = srv.control.PrepareContext(db.labCtx, eng.snapshot(ns)); err != nil {
-		r.tb.Fatalf("reading accounts and inbox: %v", err)
-	}
 	db.sql = sql.OpenDB(&connector{base: base, hooks: db, begin: "BEGIN", pg: db.pg})
 	db.own = db.sql
 	new := r.Variant.New
@@ -383,13 +398,10 @@ func (r *Run) openServer(accounts []Account, untimed bool) *DB {
 	return db
 }
 
-// reseed gives a kept database to run r as if it were new. It writes on
-// the control connection, at READ COMMITTED: the variant's pool would
-// write at the variant's isolation level, and at SERIALIZABLE take locks
-// of the lab's own.
+// reseed gives a kept database to run r as if it were new (Server.reseed).
 func (db *DB) reseed(r *Run, accounts []Account) {
 	db.releaseStalls()
-	if err := db.pg.srv.engine.reseed(db.pg.srv, db.pg.schema, accounts); err != nil {
+	if err := db.pg.srv.reseed(db.pg.schema, accounts); err != nil {
 		r.tb.Fatalf("reseeding %s: %v", db.Path, err)
 	}
 	db.mu.Lock()

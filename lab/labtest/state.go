@@ -61,17 +61,18 @@ func (db *DB) snapshot() snapshot {
 	// It is prepared once per pool: parsing it again for every snapshot
 	// cost as much as running it.
 	//
-	// On PostgreSQL it runs on the lab's control connection, at READ
-	// COMMITTED, with the schema named: on the variant's pool it would run
-	// at the variant's isolation level, and at SERIALIZABLE take predicate
-	// locks of its own, from the table in shared memory that the
-	// deliveries' answers depend on (see pgDB.interference).
+	// On a server it runs on the lab's control connection, at READ
+	// COMMITTED, with the namespace named: on the variant's pool it would
+	// run at the variant's isolation level, and at SERIALIZABLE take locks
+	// of its own (on PostgreSQL, predicate locks from the table in shared
+	// memory that the deliveries' answers depend on: see
+	// postgresEngine.interference).
 	if db.snap == nil {
-		pool, schema := db.own, ""
+		pool, schema, integer := db.own, "", "BIGINT"
 		if db.pg != nil {
-			pool, schema = db.pg.srv.control, db.pg.schema+"."
+			pool, schema, integer = db.pg.srv.control, db.pg.schema+".", db.pg.srv.engine.integer()
 		}
-		st, err := pool.PrepareContext(db.labCtx, snapshotQuery(schema))
+		st, err := pool.PrepareContext(db.labCtx, snapshotQuery(schema, integer))
 		if err != nil {
 			db.run.tb.Fatalf("reading accounts and inbox: %v", err)
 		}
@@ -89,11 +90,12 @@ func (db *DB) snapshot() snapshot {
 }
 
 // snapshotQuery reads both tables in one query (see snapshot), their
-// names qualified by schema.
-func snapshotQuery(schema string) string {
-	return `SELECT 0, id, CAST(balance AS BIGINT), '', '', 0 FROM ` + schema + `accounts
+// names qualified by schema, casting to the 64-bit integer type named
+// integer (BIGINT; MariaDB has no CAST AS BIGINT).
+func snapshotQuery(schema, integer string) string {
+	return `SELECT 0, id, CAST(balance AS ` + integer + `), '', '', 0 FROM ` + schema + `accounts
 			UNION ALL
-			SELECT 1, 0, CAST(amount AS BIGINT), coalesce(source, '(NULL)'), coalesce(event_id, '(NULL)'),
+			SELECT 1, 0, CAST(amount AS ` + integer + `), coalesce(source, '(NULL)'), coalesce(event_id, '(NULL)'),
 				coalesce(account_id, 0) FROM ` + schema + `inbox`
 }
 
@@ -148,7 +150,7 @@ func (db *DB) peek() (snapshot, error) {
 		return snapshot{}, err
 	}
 	defer c.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout = %d`, timeout))
-	rows, err := c.QueryContext(ctx, snapshotQuery(""))
+	rows, err := c.QueryContext(ctx, snapshotQuery("", "BIGINT"))
 	if err != nil {
 		return snapshot{}, err
 	}
