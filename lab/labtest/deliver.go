@@ -161,7 +161,7 @@ func (db *DB) process(ctx context.Context, session string, e lab.Event) (o lab.O
 			return
 		}
 		if p != nil {
-			hp := handlerPanic{value: p, where: panicSite()}
+			hp := handlerPanic{value: p, where: moduleFrame()}
 			db.run.Errorf("%s: Process(%v) panicked instead of answering: %v", session, e, hp)
 			o, err = 0, hp
 		}

@@ -14,7 +14,7 @@ import (
 // it, and what the run keeps to show the shortest failing one in full.
 type tried struct {
 	report.Permutation
-	byLab      []bool // whether the lab found each of its failures on its own (Run.ByLab)
+	byLab      []bool // whether the lab found each of its failures on its own (Run.failureLists)
 	transcript *Transcript
 	steps      int
 }
@@ -76,6 +76,7 @@ func (r *Run) Interleavings(accounts []Account, sessions [][]lab.Event, want fun
 		want(c, db, answers)
 		outcome := summarize(answers, db.snapshot())
 		c.Close()
+		failures, _, byLab := c.failureLists()
 		var trace *report.Trace
 		if r.trace {
 			trace = traceOf(decisions, states, end, &c.Transcript)
@@ -84,12 +85,12 @@ func (r *Run) Interleavings(accounts []Account, sessions [][]lab.Event, want fun
 			Permutation: report.Permutation{
 				Schedule: scheduleString(decisions),
 				Outcome:  outcome,
-				Failures: c.Failures(),
+				Failures: failures,
 				Neutral:  c.neutralReason(),
 				Waited:   c.Transcript.waits(),
 				Trace:    trace,
 			},
-			byLab:      c.foundByLab(),
+			byLab:      byLab,
 			transcript: &c.Transcript,
 			steps:      len(decisions),
 		})

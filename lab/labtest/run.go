@@ -40,10 +40,7 @@ type Run struct {
 
 	tb        testing.TB
 	mu        sync.Mutex // guards failures: a session's goroutine may report one
-	failures  []string
-	where     []string // where each failure was reported: the scenario's file:line
-	byLab     []bool   // whether the lab found each failure on its own (foundByLab)
-	stands    []bool   // whether each failure stands whatever story was told (judgeFaults)
+	failures  []failure
 	notes     []string
 	sessions  int
 	dbs       int
@@ -61,6 +58,14 @@ type Run struct {
 	neutrals  int        // cases that could not
 	neutral1  string     // the first of those, named, with its reason
 	neutralTx *Transcript
+}
+
+// failure is a broken guarantee the run found.
+type failure struct {
+	msg    string
+	where  string // where it was reported: the scenario's file:line (caller)
+	byLab  bool   // whether the lab found it on its own (foundByTheLab)
+	stands bool   // whether it stands whatever story was told (judgeFaults)
 }
 
 // injected is a fault the run's scenario injected, into which database.
@@ -101,12 +106,9 @@ func (r *Run) Errorf(format string, args ...any) {
 // it on its own (see ByLab), stands whether it stands whatever story the
 // scenario told (see judgeFaults).
 func (r *Run) fail(msg string, byLab, stands bool) {
-	where := r.caller()
+	where := moduleFrame()
 	r.mu.Lock()
-	r.failures = append(r.failures, msg)
-	r.where = append(r.where, where)
-	r.byLab = append(r.byLab, byLab)
-	r.stands = append(r.stands, stands)
+	r.failures = append(r.failures, failure{msg: msg, where: where, byLab: byLab, stands: stands})
 	r.mu.Unlock()
 	r.Transcript.Note("", "FAIL: "+msg, "")
 }
@@ -186,30 +188,19 @@ func (r *Run) Notef(format string, args ...any) {
 	r.notes = append(r.notes, fmt.Sprintf(format, args...))
 }
 
-// sites returns, for each failure, the file and line of the scenario code
-// that reported it ("scenarios/repeat.go:31"), or "" for a failure the
-// harness found on its own, such as a broken invariant.
-func (r *Run) sites() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.where
-}
-
-// caller finds the scenario code that reported a failure: the first frame
-// of this module that is not the engine's (the standard library's and
-// rapid's frames are skipped too). The path is relative to the module.
-func (r *Run) caller() string {
+// moduleFrame finds the code of the module's own, outside the engine,
+// that called the engine (the standard library's and rapid's frames are
+// skipped too): the scenario code that reported a failure, or the handler
+// code that raised a panic being recovered, for a deferred function that
+// recovers it. It names it as shortPath does, or returns "".
+func moduleFrame() string {
 	pcs := make([]uintptr, 64)
 	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs)])
 	for {
 		f, more := frames.Next()
 		pkg := packagePath(f.Function)
 		if pkg != enginePackage && strings.HasPrefix(pkg, modulePath+"/") {
-			rel, err := filepath.Rel(moduleRoot, f.File)
-			if err != nil {
-				rel = filepath.Base(f.File)
-			}
-			return fmt.Sprintf("%s:%d", filepath.ToSlash(rel), f.Line)
+			return shortPath(f.File, f.Line)
 		}
 		if !more {
 			return ""
@@ -235,18 +226,6 @@ var enginePackage, modulePath, moduleRoot = func() (string, string, string) {
 	return pkg, strings.TrimSuffix(pkg, "/lab/labtest"), filepath.Dir(filepath.Dir(filepath.Dir(file)))
 }()
 
-// foundByLab returns, for each failure, whether the lab found it on its own
-// (foundByTheLab: a check it makes around every delivery or when the run
-// closes, whatever the scenario expects) rather than as an expectation of
-// the scenario's story (its Errorf, a Want helper). A case's failure is
-// the lab's when it was in the case; the tally of Interleavings is the
-// lab's when the failure it quotes is.
-func (r *Run) foundByLab() []bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.byLab
-}
-
 // Failed reports whether any guarantee was broken.
 func (r *Run) Failed() bool {
 	r.mu.Lock()
@@ -256,9 +235,26 @@ func (r *Run) Failed() bool {
 
 // Failures returns every broken guarantee, in the order found.
 func (r *Run) Failures() []string {
+	msgs, _, _ := r.failureLists()
+	return msgs
+}
+
+// failureLists returns, for each failure, its message; the file and line
+// of the scenario code that reported it ("scenarios/repeat.go:31"), or ""
+// for a failure the harness found on its own, such as a broken invariant;
+// and whether the lab found it on its own (foundByTheLab: a check it
+// makes around every delivery or when the run closes, whatever the
+// scenario expects) rather than as an expectation of the scenario's story
+// (its Errorf, a Want helper). A case's failure is the lab's when it was
+// in the case; the tally of Interleavings is the lab's when the failure it
+// quotes is.
+func (r *Run) failureLists() (msgs, where []string, byLab []bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.failures
+	for _, f := range r.failures {
+		msgs, where, byLab = append(msgs, f.msg), append(where, f.where), append(byLab, f.byLab)
+	}
+	return msgs, where, byLab
 }
 
 // detail is the one-line evidence for the matrix: the first failure, why
@@ -271,7 +267,7 @@ func (r *Run) detail() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.failures) > 0 {
-		return r.failures[0]
+		return r.failures[0].msg
 	}
 	detail := strings.Join(r.notes, "; ")
 	if r.neutrals > 0 {
@@ -358,14 +354,14 @@ func (r *Run) judgeFaults() {
 	for _, u := range r.unjudged {
 		from = min(from, u.before)
 	}
-	failures, where, byLab, stands := r.failures[:from:from], r.where[:from:from], r.byLab[:from:from], r.stands[:from:from]
-	for i := from; i < len(r.failures); i++ {
-		if r.stands[i] {
-			failures, where, byLab, stands = append(failures, r.failures[i]), append(where, r.where[i]), append(byLab, r.byLab[i]), append(stands, true)
+	failures := r.failures[:from:from]
+	for _, f := range r.failures[from:] {
+		if f.stands {
+			failures = append(failures, f)
 		}
 	}
 	n := len(r.failures) - len(failures)
-	r.failures, r.where, r.byLab, r.stands = failures, where, byLab, stands
+	r.failures = failures
 	if n == 0 {
 		return
 	}
@@ -482,15 +478,15 @@ func (r *Run) Case(name string, body func(c *Run)) bool {
 		r.Transcript.Note("", "case "+name+":", "")
 		r.Transcript.include(&c.Transcript)
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	// A case's failures are its verdict, judged already: they stand.
-	for _, f := range c.Failures() {
-		r.failures = append(r.failures, name+": "+f)
-		r.stands = append(r.stands, true)
+	for _, f := range c.failures {
+		f.msg, f.stands = name+": "+f.msg, true
+		r.failures = append(r.failures, f)
 	}
-	r.where = append(r.where, c.sites()...)
-	r.byLab = append(r.byLab, c.foundByLab()...)
 	return false
 }
 
@@ -517,7 +513,7 @@ func (r *Run) caseNeutral(name, why string, story *Transcript) {
 func (r *Run) Restart() {
 	r.Transcript.reset() // not a new Transcript: that would replace a mutex someone may hold
 	r.mu.Lock()
-	r.failures, r.where, r.byLab, r.stands, r.notes, r.sessions = nil, nil, nil, nil, nil, 0
+	r.failures, r.notes, r.sessions = nil, nil, 0
 	r.faults, r.unjudged, r.direct = nil, nil, false
 	r.cases, r.neutrals, r.neutral1, r.neutralTx = 0, 0, "", nil
 	r.mu.Unlock()

@@ -102,7 +102,7 @@ func runCell(t *testing.T, sc Scenario, v lab.Variant, cs *cellState, trace bool
 			mu.Unlock()
 			defer func() {
 				if p := recover(); p != nil {
-					why := fmt.Sprintf("the lab panicked: %v (at %s)", p, panicSite())
+					why := fmt.Sprintf("the lab panicked: %v (at %s)", p, moduleFrame())
 					if f, ok := p.(setupFailed); ok {
 						why = string(f) // the variant's DSN or schema, not the lab
 					}
@@ -216,13 +216,11 @@ func (r *Run) verdict(stopped string) *report.Cell {
 		Pass:         !r.Failed(),
 		Neutral:      r.neutralReason(),
 		Detail:       r.detail(),
-		Failures:     r.Failures(),
-		Where:        r.sites(),
-		ByLab:        r.foundByLab(),
 		Lines:        r.Transcript.Lines(),
 		Transcript:   r.Transcript.String(),
 		Permutations: r.Permutations,
 	}
+	c.Failures, c.Where, c.ByLab = r.failureLists()
 	if stopped != "" {
 		c.Pass, c.Neutral = false, ""
 		c.Failures, c.Where, c.ByLab = append(c.Failures, stopped), append(c.Where, ""), append(c.ByLab, true)

@@ -216,24 +216,6 @@ func (p handlerPanic) Error() string {
 	return fmt.Sprintf("panic: %v (at %s)", p.value, p.where)
 }
 
-// panicSite finds the frame of the module's own code, outside the engine,
-// that raised the panic being recovered: it is called from the deferred
-// function that recovers.
-func panicSite() string {
-	pcs := make([]uintptr, 64)
-	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs)])
-	for {
-		f, more := frames.Next()
-		pkg := packagePath(f.Function)
-		if pkg != enginePackage && strings.HasPrefix(pkg, modulePath+"/") {
-			return shortPath(f.File, f.Line)
-		}
-		if !more {
-			return ""
-		}
-	}
-}
-
 // shortPath names a source line relative to the module root when it is in
 // the module, by its base name otherwise.
 func shortPath(file string, line int) string {
