@@ -82,23 +82,19 @@ func (p Permutation) Held() bool { return len(p.Failures) == 0 }
 
 // Mark is the verdict of the interleaving as the kit shows it: Pass, Fail
 // or Neutral.
-func (p Permutation) Mark() string {
-	switch {
-	case !p.Held():
-		return Fail
-	case p.Neutral != "":
-		return Neutral
-	}
-	return Pass
-}
+func (p Permutation) Mark() string { return mark(p.Held(), p.Neutral) }
 
 // Mark is the cell's verdict as the matrix shows it: Pass, Fail or
 // Neutral.
-func (c *Cell) Mark() string {
+func (c *Cell) Mark() string { return mark(c.Pass, c.Neutral) }
+
+// mark is Fail unless held, then Neutral if neutral says why the verdict
+// could not judge, else Pass.
+func mark(held bool, neutral string) string {
 	switch {
-	case !c.Pass:
+	case !held:
 		return Fail
-	case c.Neutral != "":
+	case neutral != "":
 		return Neutral
 	}
 	return Pass

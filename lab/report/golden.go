@@ -6,9 +6,9 @@ import (
 	"strings"
 )
 
-// RecordedNeutral is the Neutral of a cell read back from a golden file
+// recordedNeutral is the Neutral of a cell read back from a golden file
 // (ParseReport), which keeps the mark but not the reason.
-const RecordedNeutral = "neutral in the recorded matrix, which keeps no reason: run the cell for it"
+const recordedNeutral = "neutral in the recorded matrix, which keeps no reason: run the cell for it"
 
 // ParseMatrix reads the verdicts back from a matrix rendered by Matrix:
 // verdicts[variant][scenario] is the cell's mark, Pass, Fail or Neutral.
@@ -174,7 +174,7 @@ func ParseReport(text string) (*Report, error) {
 			case Pass, Fail:
 				v.Results[rep.Scenarios[j].Name] = &Cell{Pass: mark == Pass}
 			case Neutral:
-				v.Results[rep.Scenarios[j].Name] = &Cell{Pass: true, Neutral: RecordedNeutral}
+				v.Results[rep.Scenarios[j].Name] = &Cell{Pass: true, Neutral: recordedNeutral}
 			}
 		}
 		rep.Variants = append(rep.Variants, v)

@@ -8,35 +8,20 @@ import (
 )
 
 // Write stores the report as JSON.
-func (rep *Report) Write(path string) error {
-	data, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(data, '\n'), 0o644)
-}
+func (rep *Report) Write(path string) error { return writeIndented(path, rep) }
 
 // WriteAll stores several reports in one file, as a JSON array: one go
 // test run of ./scenarios can hold the SQLite matrix and a PostgreSQL
 // matrix per isolation level, and -lab.report names one file.
-func WriteAll(path string, reps []*Report) error {
-	data, err := json.MarshalIndent(reps, "", "  ")
+func WriteAll(path string, reps []*Report) error { return writeIndented(path, reps) }
+
+// writeIndented stores v at path as indented JSON.
+func writeIndented(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(path, append(data, '\n'), 0o644)
-}
-
-// Read loads a file written by Write, or by WriteAll with one report in it.
-func Read(path string) (*Report, error) {
-	reps, err := ReadAll(path)
-	if err != nil {
-		return nil, err
-	}
-	if len(reps) != 1 {
-		return nil, fmt.Errorf("%s holds %d reports, want 1 (read it with ReadAll)", path, len(reps))
-	}
-	return reps[0], nil
 }
 
 // ReadAll loads the reports of a file written by WriteAll, or the one

@@ -64,11 +64,11 @@ func WrapClaims(s string, indent int) string {
 // correctDoes is the correct variant's line in the legend: what it does
 // right, on the report's backend.
 func (rep *Report) correctDoes() string {
-	if rep.OnPostgres() {
+	switch {
+	case strings.HasPrefix(rep.Backend, "PostgreSQL"):
 		return "the inbox row and the credit in one transaction, run again after a serialization " +
 			"failure (40001) or a deadlock (40P01), a bounded number of times"
-	}
-	if rep.OnMariaDB() {
+	case strings.HasPrefix(rep.Backend, "MariaDB"):
 		return "the inbox row and the credit in one transaction, run again after a deadlock (1213) " +
 			"or a snapshot conflict (1020), a bounded number of times"
 	}

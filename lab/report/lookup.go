@@ -216,41 +216,33 @@ func (e *LookupError) list(head, sep string, items []string, or string) string {
 	return head
 }
 
-// ScenarioNames are the names of cols, for Lookup.
-func ScenarioNames(cols []ScenarioInfo) []Name {
-	var names []Name
-	for _, s := range cols {
-		names = append(names, Name{Full: s.Name, Short: s.Short})
+// lookupIn returns the item of items that arg names (Lookup), each
+// named by name.
+func lookupIn[T any](kind, arg string, items []T, name func(T) Name) (T, error) {
+	names := make([]Name, len(items))
+	for i, it := range items {
+		names[i] = name(it)
 	}
-	return names
+	i, err := Lookup(kind, arg, names)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return items[i], nil
 }
 
-// VariantNames are the names of rows given by their full names, for
-// Lookup.
-func VariantNames(rows []string) []Name {
-	var names []Name
-	for _, v := range rows {
-		names = append(names, Name{Full: v})
-	}
-	return names
-}
+func scenarioName(s ScenarioInfo) Name { return Name{Full: s.Name, Short: s.Short} }
+
+func variantName(v string) Name { return Name{Full: v} }
 
 // LookupScenario returns the column of cols that arg names (Lookup).
 func LookupScenario(cols []ScenarioInfo, arg string) (ScenarioInfo, error) {
-	i, err := Lookup("scenario", arg, ScenarioNames(cols))
-	if err != nil {
-		return ScenarioInfo{}, err
-	}
-	return cols[i], nil
+	return lookupIn("scenario", arg, cols, scenarioName)
 }
 
 // LookupVariant returns the row of rows that arg names (Lookup).
 func LookupVariant(rows []string, arg string) (string, error) {
-	i, err := Lookup("variant", arg, VariantNames(rows))
-	if err != nil {
-		return "", err
-	}
-	return rows[i], nil
+	return lookupIn("variant", arg, rows, variantName)
 }
 
 // LookupScenario returns the column of rep that arg names (Lookup).
@@ -260,15 +252,7 @@ func (rep *Report) LookupScenario(arg string) (ScenarioInfo, error) {
 
 // LookupVariant returns the row of rep that arg names (Lookup).
 func (rep *Report) LookupVariant(arg string) (VariantResults, error) {
-	var rows []string
-	for _, v := range rep.Variants {
-		rows = append(rows, v.Name)
-	}
-	i, err := Lookup("variant", arg, VariantNames(rows))
-	if err != nil {
-		return VariantResults{}, err
-	}
-	return rep.Variants[i], nil
+	return lookupIn("variant", arg, rep.Variants, func(v VariantResults) Name { return variantName(v.Name) })
 }
 
 // LookupTree returns the race of the stepper that variant and scenario

@@ -27,7 +27,10 @@ func TestLookup(t *testing.T) {
 			t.Errorf("Lookup(%q) = %d, %v, want %d, nil", arg, got, err, want)
 		}
 	}
-	vars := VariantNames([]string{"correct", "naive/checkthenact", "naive/checkthenacttx", "equivalent/plainbegin"})
+	var vars []Name
+	for _, v := range []string{"correct", "naive/checkthenact", "naive/checkthenacttx", "equivalent/plainbegin"} {
+		vars = append(vars, variantName(v))
+	}
 	for arg, want := range map[string]int{"checkthenact": 1, "naive/checkthenact": 1, "CheckThenActTx": 2, "plain": 3, "c*rect": 0} {
 		if got, err := Lookup("variant", arg, vars); err != nil || got != want {
 			t.Errorf("Lookup(variant %q) = %d, %v, want %d, nil", arg, got, err, want)

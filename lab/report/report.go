@@ -58,12 +58,6 @@ func PostgresBackend(level string) string { return "PostgreSQL " + strings.ToUpp
 // ", innodb_snapshot_isolation".
 func MariaDBBackend(level string) string { return "MariaDB " + strings.ToUpper(level) }
 
-// OnPostgres reports whether the report's cells ran on PostgreSQL.
-func (rep *Report) OnPostgres() bool { return strings.HasPrefix(rep.Backend, "PostgreSQL") }
-
-// OnMariaDB reports whether the report's cells ran on MariaDB.
-func (rep *Report) OnMariaDB() bool { return strings.HasPrefix(rep.Backend, "MariaDB") }
-
 // OnServer reports whether the report's cells ran on a database server,
 // PostgreSQL or MariaDB, not on SQLite.
 func (rep *Report) OnServer() bool { return rep.BackendName() != SQLite }

@@ -106,7 +106,7 @@ func verdictsOnly(rep *Report) *Report {
 		for s, c := range v.Results {
 			row.Results[s] = &Cell{Pass: c.Pass}
 			if c.IsNeutral() {
-				row.Results[s].Neutral = RecordedNeutral
+				row.Results[s].Neutral = recordedNeutral
 			}
 		}
 		out.Variants = append(out.Variants, row)
@@ -295,9 +295,6 @@ func TestWriteAllReadAll(t *testing.T) {
 	}
 	if got := Backend(reps, "PostgreSQL READ COMMITTED"); got != nil {
 		t.Errorf("Backend(reps, PostgreSQL READ COMMITTED) = %v, want nil", got.Backend)
-	}
-	if _, err := Read(all); err == nil {
-		t.Errorf("Read(a file of 2 reports) error = nil, want one")
 	}
 	one := filepath.Join(dir, "one.json")
 	a.Backend = ""
