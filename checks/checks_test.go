@@ -18,8 +18,7 @@ import (
 // -exercise.zone, or in the quick suite (UTC), it makes that zone the
 // process's, before any test runs (see zones_test.go). With
 // -exercise.record it writes the stories the gallery's searches first
-// broke on (see stories_test.go). Without IDEMLAB_MARIADB it says, in one
-// line, that exercise 12's tests skip (sayMariaDBMissing).
+// broke on (see stories_test.go).
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if _, err := selected(); err != nil {
@@ -37,7 +36,6 @@ func TestMain(m *testing.M) {
 			os.Exit(2)
 		}
 	}
-	sayMariaDBMissing()
 	set := false
 	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.run" })
 	if (*exerciseFlag != "" || *redFlag) && !set {

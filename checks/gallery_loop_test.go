@@ -20,9 +20,8 @@ import (
 // lock held longer than any wait becomes a retry without end instead of a
 // 503; and once the caller gives up, every statement refuses its
 // cancelled context at once, the handler classifies that as busy, and the
-// loop spins without ever blocking. It hung its check until go test's
-// timeout: nothing ever waits, so the lab never saw the cell stall. The
-// lab now stops a session that runs more statements than any scenario
+// loop spins without ever blocking, so no wait shows the cell stalled.
+// The lab stops a session that runs more statements than any scenario
 // needs (labtest's sessionStepLimit), and names the loop.
 //
 // Its handler goes on spinning after the lab has given its cell up (a

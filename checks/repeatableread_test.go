@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"fmt"
 	"os"
 	"slices"
 	"testing"
@@ -30,8 +29,8 @@ func init() {
 //
 // Without IDEMLAB_MARIADB it does not pass: a student who asked for it
 // (-exercise=repeatableread) gets a failure saying how to start a server;
-// the tests of the reference solution and the gallery skip, and TestMain
-// has said why in one line (mariadbMissing).
+// the tests of the reference solution and the gallery skip, saying why
+// (mariadbMissing; go test shows a skip's reason with -v).
 var RepeatableRead Check[lab.Variant] = func(c *Checker, v lab.Variant) {
 	var srv *labtest.Server
 	level := labtest.Level{Isolation: lab.RepeatableRead}
@@ -69,7 +68,7 @@ func repeatableReadOrder() []labtest.Scenario {
 }
 
 // mariadbMissing is what the tests say when IDEMLAB_MARIADB is not set.
-var mariadbMissing = report.EnvMariaDB + ` is not set: exercise 12 (repeatableread) runs on MariaDB; ` +
+var mariadbMissing = report.EnvMariaDB + " is not set: exercise 12 (repeatableread) runs on MariaDB;\n" +
 	`start a server of the lab's own with eval "$(.ci/mariadb-start)" and run again`
 
 // needMariaDB returns the server IDEMLAB_MARIADB names. Without it, it
@@ -84,12 +83,4 @@ func needMariaDB(t *testing.T) *labtest.Server {
 		t.Skip(mariadbMissing)
 	}
 	return labtest.NeedMariaDB(t)
-}
-
-// sayMariaDBMissing prints mariadbMissing once, for TestMain, when the
-// tests that need the server will skip: a skip says nothing without -v.
-func sayMariaDBMissing() {
-	if os.Getenv(report.EnvMariaDB) == "" && *exerciseFlag == "" && !sharing() {
-		fmt.Fprintln(os.Stderr, "checks: "+mariadbMissing+" (its solution and gallery skip)")
-	}
 }

@@ -169,7 +169,7 @@ func (c *Checker) checkRecord(run string, found storyRecord) {
 		return
 	}
 	if rec := stories.byKey[key]; rec != found {
-		c.stale = append(c.stale, fmt.Sprintf("%s first breaks this wrong fix at %v, and %s says %v: "+
+		c.stale = append(c.stale, fmt.Sprintf("%s first breaks this wrong fix at %v, and %s says %v:\n"+
 			"the quick suite would replay the wrong story; record them again with\n  %s=1 go test ./checks -run '%s' -exercise.record",
 			run, found, storiesFile, rec, labtest.FullEnv, runPattern(c.T.Name())))
 	}
@@ -208,8 +208,9 @@ func AcceptedNote(t interface{ Name() string }) string {
 	if full() {
 		return ""
 	}
-	return fmt.Sprintf(" in the quick suite, which tells a search's recorded story, or %d stories of it in UTC, "+
-		"and runs only the guarantees expected to reject it: if the full suite rejects it, record its story with\n  %s=1 go test ./checks -run '%s' -exercise.record",
+	return fmt.Sprintf(" in the quick suite,\nwhich tells a search's recorded story, or %d stories of it in UTC, "+
+		"and runs only the guarantees\nexpected to reject it: if the full suite rejects it, record its story with\n"+
+		"  %s=1 go test ./checks -run '%s' -exercise.record",
 		quickStories(100), labtest.FullEnv, runPattern(t.Name()))
 }
 

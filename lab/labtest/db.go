@@ -299,7 +299,6 @@ func beginStatement(dsn string) string {
 	return "BEGIN"
 }
 
-// Close closes the database. Run.Close calls it after the invariants.
 // Discard closes the database's pools, the handler's and the lab's own,
 // and checks nothing: for a story whose model is not the ledger's, which
 // Run.Close would check. A search tells thousands of stories in one cell,
@@ -309,6 +308,9 @@ func beginStatement(dsn string) string {
 // piled up until the cell stopped.
 func (db *DB) Discard() error { return db.close() }
 
+// close closes the database's pools (on a server, closeServer may keep the
+// database itself for the next child run). Run.Close calls it after the
+// invariants.
 func (db *DB) close() error {
 	if db.pg != nil {
 		return db.run.closeServer(db)
