@@ -30,8 +30,14 @@ func TestBenchSVG(t *testing.T) {
 	point := regexp.MustCompile(`<circle class="point" cx="[\d.]+" cy="([\d.]+)"[^>]* data-panel="(\w+)" data-deliverers="(\d+)" data-median="([\d.e+]+)"`)
 	cy := map[string]map[float64]float64{}
 	for _, m := range point.FindAllStringSubmatch(text, -1) {
-		y, _ := strconv.ParseFloat(m[1], 64)
-		v, _ := strconv.ParseFloat(m[4], 64)
+		y, err := strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			t.Fatalf("BenchSVG point %q: cy = %v, want a number", m[0], err)
+		}
+		v, err := strconv.ParseFloat(m[4], 64)
+		if err != nil {
+			t.Fatalf("BenchSVG point %q: data-median = %v, want a number", m[0], err)
+		}
 		if cy[m[2]] == nil {
 			cy[m[2]] = map[float64]float64{}
 		}

@@ -220,7 +220,7 @@ func cmdBench(stdout, stderr io.Writer, count int, out, svg string) error {
 	// spread, not as a cost.
 	args := []string{"-test.run", "^$", "-test.bench", bench, "-test.benchtime", "0.3s", "-test.count", "1"}
 	command := "go test ./correct -run '^$' -bench '" + bench + "' -benchtime 0.3s -count 1"
-	fmt.Fprintf(stderr, "running %d times (%s): %s\n", count, about, command)
+	fmt.Fprintf(stderr, "running %d times (%s):\n  %s\n", count, about, command)
 	progress := terminal(stderr)
 	var all []byte
 	done := 0

@@ -27,9 +27,9 @@ type testsFailed struct {
 }
 
 func (f *testsFailed) Error() string {
-	return fmt.Sprintf("go test ./scenarios failed: the verdicts shown are this run's, but the tests did not accept them "+
-		"(a verdict differs from scenarios/testdata/matrix.golden, postgres-*.golden or mariadb-*.golden, or the correct "+
-		"variant broke a guarantee); see the go test output above (%v)", f.err)
+	return fmt.Sprintf("go test ./scenarios failed (%v): the verdicts shown are this run's, but the tests\n"+
+		"did not accept them: a verdict differs from scenarios/testdata/matrix.golden, postgres-*.golden\n"+
+		"or mariadb-*.golden, or the correct variant broke a guarantee; see the go test output above", f.err)
 }
 
 // show prints the end of go test's output and returns f, once the verdicts

@@ -42,9 +42,8 @@ const stepperTest = "TestStepper"
 
 // cmdWeb serves the page at once and fills it in: it lays out every
 // backend's matrix from its golden file, starts serving, and then runs go
-// test for each part in turn — the stepper's trees (a second or two once
-// the tests are compiled, so the stepper is ready before the matrix's
-// first cell), SQLite's matrix, with IDEMLAB_PG PostgreSQL's, with
+// test for each part in turn — the stepper's trees (first, so that the
+// stepper is ready before the matrix's first cell), SQLite's matrix, with IDEMLAB_PG PostgreSQL's, with
 // IDEMLAB_MARIADB MariaDB's — adding each cell to the page as go test
 // reports it finished. A cell has no verdict on the page until its run has given
 // one; without its server a server's tabs show their golden files'
@@ -171,9 +170,8 @@ func webDiffs() map[string]string {
 	return diffs
 }
 
-// fillTabs fills the page in: first the stepper's trees, which take a
-// second or two once the tests are compiled, so that the stepper is ready
-// before the matrix's first cell; then SQLite's matrix, cell by cell as
+// fillTabs fills the page in: first the stepper's trees, so that the
+// stepper is ready before the matrix's first cell; then SQLite's matrix, cell by cell as
 // they finish; then, each with its server, PostgreSQL's three levels and
 // MariaDB's four.
 func fillTabs(ctx context.Context, stderr io.Writer, root string, data *workshop.Data, live map[*dbServer]bool) {
