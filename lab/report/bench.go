@@ -21,9 +21,13 @@ type Bench struct {
 
 // BenchRow is one durability and deliverer count.
 type BenchRow struct {
+	// Durability is SQLite's journal and synchronous mode (WAL-NORMAL, …)
+	// or a PostgreSQL level (pg-rc, pg-rr, pg-ser).
 	Durability string `json:"durability"`
-	Deliverers int    `json:"deliverers"`
-	Runs       int    `json:"runs"`
+	// Deliverers is how many deliveries run at once.
+	Deliverers int `json:"deliverers"`
+	// Runs is how many runs the medians and spreads are of.
+	Runs int `json:"runs"`
 	// Bare is the bare work's events/s: the same credit and a row, in one
 	// transaction, without the inbox.
 	Bare Spread `json:"bare_events_per_s"`
