@@ -59,7 +59,7 @@ func TestReadmeCounts(t *testing.T) {
 			sqlite, pg, maria, all)},
 	} {
 		if !strings.Contains(oneLine(readFile(t, c.path)), c.want) {
-			t.Errorf("%s does not count the naive handlers as the matrices have them: want %q", c.path, c.want)
+			t.Errorf("strings.Contains(%s, %q) = false, want true: count the naive handlers as the matrices have them", c.path, c.want)
 		}
 	}
 }

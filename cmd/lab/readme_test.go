@@ -98,7 +98,7 @@ func TestReadmeNamesEverySubcommand(t *testing.T) {
 			continue
 		}
 		if !strings.Contains(string(data), "`go run ./cmd/lab "+c.name) {
-			t.Errorf("README.md never shows `go run ./cmd/lab %s`: say in a line where it leads", c.name)
+			t.Errorf("strings.Contains(README.md, \"`go run ./cmd/lab %s\") = false, want true: say in a line where it leads", c.name)
 		}
 	}
 }

@@ -70,6 +70,6 @@ func TestDocsNameTheDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(doc), "`"+defaultDB+"`") {
-		t.Errorf("docs/http.md does not name the receiver's database file, %s", defaultDB)
+		t.Errorf("strings.Contains(docs/http.md, \"`%s`\") = false, want true: name the receiver's database file", defaultDB)
 	}
 }
