@@ -118,12 +118,13 @@ func (w *bubbleWatch) quietIn(dump string) (quiet, goLocked bool) {
 		if m == nil || m[1] == w.self {
 			continue
 		}
-		id, status := m[1], m[2]
-		running := status == "running" || status == "runnable" || strings.HasPrefix(status, "running,") || strings.HasPrefix(status, "runnable,")
+		id := m[1]
+		wait, bubble := goroutineState(m[2])
+		running := wait == "running" || wait == "runnable"
 		switch {
-		case strings.HasSuffix(status, ", "+w.bubble):
+		case bubble == w.bubble:
 			w.ours[id] = true
-		case strings.Contains(status, ", synctest bubble "):
+		case bubble != "":
 			// Marked as another bubble's, running or not: another cell's,
 			// or one the watchdog gave up, whose handler may spin for good
 			// (a retry without end on a cancelled context never reaches a
@@ -144,7 +145,6 @@ func (w *bubbleWatch) quietIn(dump string) (quiet, goLocked bool) {
 			quiet = false
 			continue
 		}
-		wait := strings.TrimSuffix(status, ", "+w.bubble)
 		switch {
 		case slices.Contains(goLockWaits, wait) && handlerLock(g):
 			goLocked = true
@@ -209,9 +209,7 @@ func selfAndBubble() (id, bubble string) {
 	if m == nil {
 		return "", ""
 	}
-	if b := bubbleMark.FindString(m[2]); b != "" {
-		bubble = strings.TrimPrefix(b, ", ")
-	}
+	_, bubble = goroutineState(m[2])
 	return m[1], bubble
 }
 

@@ -195,9 +195,8 @@ func bubbleOf() string {
 	buf := make([]byte, 256)
 	header, _, _ := strings.Cut(string(buf[:runtime.Stack(buf, false)]), "\n")
 	if m := goroutineHeader.FindStringSubmatch(header); m != nil {
-		if b := bubbleMark.FindString(m[2]); b != "" {
-			return strings.TrimPrefix(b, ", ")
-		}
+		_, bubble := goroutineState(m[2])
+		return bubble
 	}
 	return ""
 }
@@ -229,10 +228,32 @@ func shortPath(file string, line int) string {
 // dump: "goroutine 810 [sync.Cond.Wait (durable), synctest bubble 5]:".
 var goroutineHeader = regexp.MustCompile(`^goroutine (\d+) \[([^\]]*)\]:$`)
 
+// goroutineState reads the state that a goroutine's header in a stack dump
+// gives between its brackets, "chan receive (durable), 1 minutes, locked to
+// thread, synctest bubble 5", as what it does ("chan receive (durable)",
+// "sync.Mutex.Lock", "running") and its bubble ("synctest bubble 5", "" for
+// none). The runtime writes more between the two: how long the goroutine
+// has waited, in whole minutes of real time (inside a bubble too), once
+// that is one or more ("1 minutes"); "locked to thread"; and, while the
+// garbage collector scans its stack, "(scan)" before "(durable)". After the
+// bubble, with GODEBUG=tracebacklabels=1, come its pprof labels. None of
+// them says what it waits for, and none is in wait. (No wait reason of the
+// runtime holds a ", ".)
+func goroutineState(status string) (wait, bubble string) {
+	status, _, _ = strings.Cut(status, " labels:{")
+	fields := strings.Split(status, ", ")
+	for _, f := range fields[1:] {
+		if strings.HasPrefix(f, "synctest bubble ") {
+			bubble = f
+		}
+	}
+	return strings.Replace(fields[0], " (scan)", "", 1), bubble
+}
+
 // blockedGoroutine is one goroutine of a stack dump: why it waits, and the
 // first frame of the module's own code on its stack.
 type blockedGoroutine struct {
-	id, wait, frame string
+	id, wait, bubble, frame string
 	// handler is the innermost frame of the module's code outside the
 	// engine ("" if none): where the handler's own code waits, or called
 	// the statement the lab parked it before.
@@ -251,7 +272,8 @@ func moduleGoroutines(dump string) []blockedGoroutine {
 		if m == nil {
 			continue
 		}
-		bg := blockedGoroutine{id: m[1], wait: m[2]}
+		wait, bubble := goroutineState(m[2])
+		bg := blockedGoroutine{id: m[1], wait: wait, bubble: bubble}
 		for i := 1; i+1 < len(lines); i += 2 {
 			fn := lines[i]
 			if paren := strings.LastIndex(fn, "("); paren > 0 {
@@ -293,10 +315,6 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// bubbleMark is how a stack dump marks a goroutine of a synctest bubble,
-// after its wait: "chan receive (durable), synctest bubble 3".
-var bubbleMark = regexp.MustCompile(`, synctest bubble \d+$`)
-
 // describeBlocked says, in a few lines, where the goroutines of bubble
 // (as bubbleOf names it) wait, the handler's first, each at the line of the
 // handler's own code it waits in (or, for a delivery the lab parked, the
@@ -307,7 +325,7 @@ var bubbleMark = regexp.MustCompile(`, synctest bubble \d+$`)
 func describeBlocked(dump, bubble string, limit int) string {
 	var lines []string
 	for _, g := range moduleGoroutines(dump) {
-		if bubble == "" || !strings.HasSuffix(g.wait, ", "+bubble) || strings.HasPrefix(g.wait, "synctest.") || strings.HasPrefix(g.wait, "running") {
+		if bubble == "" || g.bubble != bubble || strings.HasPrefix(g.wait, "synctest.") || g.wait == "running" || g.wait == "runnable" {
 			continue
 		}
 		var line string
@@ -317,7 +335,7 @@ func describeBlocked(dump, bubble string, limit int) string {
 		case strings.Contains(g.frame, ".(*scheduler).park "):
 			line = "a delivery the lab parked before a statement of " + g.handler
 		default:
-			line = fmt.Sprintf("a goroutine waits (%s) in %s", bubbleMark.ReplaceAllString(g.wait, ""), g.handler)
+			line = fmt.Sprintf("a goroutine waits (%s) in %s", g.wait, g.handler)
 		}
 		if len(lines) == limit {
 			lines = append(lines, "…")
@@ -347,10 +365,13 @@ func goLockWedge(dump, bubble string) bool {
 	for _, g := range strings.Split(dump, "\n\n") {
 		header, _, _ := strings.Cut(strings.TrimSpace(g), "\n")
 		m := goroutineHeader.FindStringSubmatch(header)
-		if m == nil || !strings.HasSuffix(m[2], ", "+bubble) {
+		if m == nil {
 			continue
 		}
-		wait := strings.TrimSuffix(m[2], ", "+bubble)
+		wait, in := goroutineState(m[2])
+		if in != bubble {
+			continue
+		}
 		switch {
 		case slices.Contains(goLockWaits, wait):
 			locks++
