@@ -6,6 +6,7 @@ import (
 
 	"idemlab/lab"
 	"idemlab/lab/labtest"
+	"idemlab/lab/report"
 )
 
 // FaultSweep moves an injected error through a delivery one statement at a
@@ -166,11 +167,7 @@ func keptWhole(db *labtest.DB, e lab.Event) (kept bool, half string) {
 	case rows == 1 && balance == e.Amount:
 		return true, ""
 	}
-	noun := "inbox rows"
-	if rows == 1 {
-		noun = "inbox row"
-	}
-	return rows > 0, fmt.Sprintf("%d %s, balance %d", rows, noun, balance)
+	return rows > 0, fmt.Sprintf("%s, balance %d", report.Count(rows, "inbox row", "inbox rows"), balance)
 }
 
 // fullDisk caps the database at its current size and delivers new events

@@ -643,11 +643,7 @@ func freshID(t *rapid.T, n int) string {
 		return decomposed + id[1:]
 	case "long":
 		fill := rapid.SampledFrom([]string{composed, decomposed, "\u20ac", "\U0001d11e"}).Draw(t, "fill")
-		id += "-"
-		for len(id)+len(fill) <= lab.MaxKeyBytes {
-			id += fill
-		}
-		return id + strings.Repeat("x", lab.MaxKeyBytes-len(id))
+		return fillKey(id+"-", fill, lab.MaxKeyBytes)
 	}
 	return id
 }

@@ -2,7 +2,6 @@ package workshop
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -127,23 +126,11 @@ type status struct {
 }
 
 func (s *server) status(w http.ResponseWriter, r *http.Request) {
-	var st status
-	found := false
-	s.d.Tabs.view(func(tabs []*Tab, version int) {
-		t := tab(tabs, r.URL.Query().Get("b"))
-		if t == nil {
-			return
-		}
-		found = true
-		st = status{Version: version, Running: t.Running(), Finished: t.Finished(), Total: t.Total}
+	s.onTab(w, r, func(_ []*Tab, t *Tab, version int) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		json.NewEncoder(w).Encode(status{Version: version, Running: t.Running(), Finished: t.Finished(), Total: t.Total})
 	})
-	if !found {
-		http.Error(w, fmt.Sprintf("unknown backend %q", r.URL.Query().Get("b")), http.StatusNotFound)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	json.NewEncoder(w).Encode(st)
 }
 
 // Finished is the tabs of one finished run on SQLite: rep's cells, for a
