@@ -365,7 +365,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, help(c))
 		return exitOK
 	}
-	for _, name := range []string{"json", "evidence", "all", "addr", "answer", "count", "out", "svg"} {
+	for _, name := range []string{"json", "evidence", "all", "addr", "bench", "answer", "count", "out", "svg"} {
 		if o.set[name] && !slices.Contains(c.flags, name) {
 			return exitStatus(stderr, refuse(name, c), c)
 		}

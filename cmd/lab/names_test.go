@@ -142,6 +142,7 @@ func TestUsageErrorShape(t *testing.T) {
 		{[]string{"row", "markfirst", "-all"}, "-all applies only to permutations", "row VARIANT"},
 		{[]string{"explain", "correct", "Race", "-addr", ":1"}, "-addr applies only to web", "explain VARIANT SCENARIO"},
 		{[]string{"column", "Race", "-answer"}, "-answer applies only to tour", "column SCENARIO"},
+		{[]string{"row", "markfirst", "-bench", "b.json"}, "-bench applies only to web", "row VARIANT"},
 		{[]string{"help", "nosuch"}, `unknown subcommand "nosuch"`, "help [SUBCOMMAND]"},
 	} {
 		var stdout, stderr bytes.Buffer
