@@ -77,7 +77,7 @@ type DB struct {
 // job, not the variant's: a failure here stops the test.
 func (r *Run) Open(accounts ...Account) *DB {
 	r.tb.Helper()
-	return r.open(false, accounts)
+	return r.open(false, false, accounts)
 }
 
 // OpenScheduled is Open for a database whose deliveries the scheduler runs
@@ -95,7 +95,7 @@ func (r *Run) Open(accounts ...Account) *DB {
 // and keeps the variant's own.
 func (r *Run) OpenScheduled(accounts ...Account) *DB {
 	r.tb.Helper()
-	return r.openMode(false, true, accounts)
+	return r.open(false, true, accounts)
 }
 
 // OpenWAL is Open with the database file in write-ahead-log mode, which
@@ -104,16 +104,12 @@ func (r *Run) OpenScheduled(accounts ...Account) *DB {
 // unchanged.
 func (r *Run) OpenWAL(accounts ...Account) *DB {
 	r.tb.Helper()
-	return r.open(true, accounts)
+	return r.open(true, false, accounts)
 }
 
-func (r *Run) open(wal bool, accounts []Account) *DB {
-	return r.openMode(wal, false, accounts)
-}
-
-// openMode is open, on PostgreSQL without the variant's timeouts when
-// untimed (see OpenScheduled).
-func (r *Run) openMode(wal, untimed bool, accounts []Account) *DB {
+// open is Open, in write-ahead-log mode when wal is set (OpenWAL), and on
+// a server without the variant's timeouts when untimed (OpenScheduled).
+func (r *Run) open(wal, untimed bool, accounts []Account) *DB {
 	r.tb.Helper()
 	if len(accounts) == 0 {
 		accounts = []Account{{ID: 1}}

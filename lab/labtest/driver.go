@@ -250,21 +250,29 @@ func (c *conn) before(ctx context.Context, s *stmt) error {
 	return c.c.hooks.before(ctx, s)
 }
 
-// exec runs one hooked statement that returns a Result.
-func (c *conn) exec(ctx context.Context, query string, args []driver.NamedValue, run func([]driver.NamedValue) (driver.Result, error)) (driver.Result, error) {
+// start describes a statement about to run on c and calls the before
+// hooks: nil, and no error, for a call of no session, which runs unhooked
+// unless blind refuses it. exec says the statement runs as an Exec.
+func (c *conn) start(ctx context.Context, query string, args []driver.NamedValue, exec bool) (*stmt, error) {
 	if c.lost {
 		return nil, errLost
 	}
 	s := newStmt(ctx, opOf(query), query, args)
 	if s == nil {
-		if err := c.c.hooks.blind(ctx); err != nil {
-			return nil, err
-		}
-		return run(args)
+		return nil, c.c.hooks.blind(ctx)
 	}
-	s.exec = true
-	if err := c.before(ctx, s); err != nil {
+	s.exec = exec
+	return s, c.before(ctx, s)
+}
+
+// exec runs one hooked statement that returns a Result.
+func (c *conn) exec(ctx context.Context, query string, args []driver.NamedValue, run func([]driver.NamedValue) (driver.Result, error)) (driver.Result, error) {
+	s, err := c.start(ctx, query, args, true)
+	if err != nil {
 		return nil, err
+	}
+	if s == nil {
+		return run(args)
 	}
 	if st := c.c.hooks.stallFor(s); st != nil {
 		return c.execStalled(ctx, s, st, run)
@@ -284,18 +292,12 @@ func (c *conn) exec(ctx context.Context, query string, args []driver.NamedValue,
 // query runs one hooked statement that returns rows. The rows are wrapped so
 // that the transcript can show what the statement found once they are read.
 func (c *conn) query(ctx context.Context, query string, args []driver.NamedValue, run func([]driver.NamedValue) (driver.Rows, error)) (driver.Rows, error) {
-	if c.lost {
-		return nil, errLost
-	}
-	s := newStmt(ctx, opOf(query), query, args)
-	if s == nil {
-		if err := c.c.hooks.blind(ctx); err != nil {
-			return nil, err
-		}
-		return run(args)
-	}
-	if err := c.before(ctx, s); err != nil {
+	s, err := c.start(ctx, query, args, false)
+	if err != nil {
 		return nil, err
+	}
+	if s == nil {
+		return run(args)
 	}
 	rows, err := run(s.Args)
 	c.spelled(s.Op, err)

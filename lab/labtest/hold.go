@@ -1,5 +1,7 @@
 package labtest
 
+import "database/sql"
+
 // Locks held by another process: a write lock, a read lock, on a
 // connection of the lab's own.
 
@@ -7,14 +9,16 @@ package labtest
 // as another process would, and returns the function that releases it.
 func (db *DB) HoldWriteLock() (release func()) {
 	db.run.tb.Helper()
-	return db.hold("HoldWriteLock", []string{"BEGIN IMMEDIATE"}, "BEGIN IMMEDIATE", "the write lock")
+	_, release = db.hold("HoldWriteLock", []string{"BEGIN IMMEDIATE"}, "BEGIN IMMEDIATE", "the write lock")
+	return release
 }
 
-// hold runs statements, the first of them a BEGIN, on a connection of its
-// own, as another process would, notes them in the transcript as shown,
-// holding what, and returns the function that rolls the transaction back.
-// HoldWriteLock and HoldReadLock are its uses.
-func (db *DB) hold(caller string, statements []string, shown, what string) (release func()) {
+// hold runs statements, which open a transaction, on a connection of the
+// lab's pool, as another process would, notes them in the transcript as
+// shown, holding what, and returns the connection and the function that
+// rolls the transaction back. HoldWriteLock, HoldReadLock and
+// Delivery.WhileLocked are its uses.
+func (db *DB) hold(caller string, statements []string, shown, what string) (c *sql.Conn, release func()) {
 	db.run.tb.Helper()
 	ctx := db.labCtx
 	c, err := db.own.Conn(ctx)
@@ -27,7 +31,7 @@ func (db *DB) hold(caller string, statements []string, shown, what string) (rele
 		}
 	}
 	db.run.Transcript.Note("other", shown, "holds "+what)
-	return func() {
+	return c, func() {
 		if _, err := c.ExecContext(ctx, "ROLLBACK"); err != nil {
 			db.run.tb.Fatalf("%s release: %v", caller, err)
 		}
@@ -43,5 +47,6 @@ func (db *DB) hold(caller string, statements []string, shown, what string) (rele
 func (db *DB) HoldReadLock() (release func()) {
 	db.run.tb.Helper()
 	read := "SELECT count(*) FROM accounts"
-	return db.hold("HoldReadLock", []string{"BEGIN DEFERRED", read}, "BEGIN; "+read, "a read lock")
+	_, release = db.hold("HoldReadLock", []string{"BEGIN DEFERRED", read}, "BEGIN; "+read, "a read lock")
+	return release
 }

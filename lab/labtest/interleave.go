@@ -136,18 +136,16 @@ func (r *Run) Interleavings(accounts []Account, sessions [][]lab.Event, want fun
 	}
 	r.Permutations = append(r.Permutations, list...)
 
-	switch {
-	case len(failed) == 0 && len(neutral) == len(perms):
-		r.Transcript.Note("", fmt.Sprintf("none of the %d interleavings could judge the handler; the first, round robin:", len(perms)), "")
-		r.Transcript.include(first.transcript)
-		return list
-	case len(failed) == 0 && len(neutral) > 0:
-		r.Transcript.Note("", fmt.Sprintf("all %d interleavings that could judge the handler hold (%d could not: %s); the first, round robin:",
-			len(perms)-len(neutral), len(neutral), neutral[0].Neutral), "")
-		r.Transcript.include(first.transcript)
-		return list
-	case len(failed) == 0:
-		r.Transcript.Note("", fmt.Sprintf("all %d interleavings hold; the first, round robin:", len(perms)), "")
+	if len(failed) == 0 {
+		head := fmt.Sprintf("all %d interleavings hold", len(perms))
+		switch {
+		case len(neutral) == len(perms):
+			head = fmt.Sprintf("none of the %d interleavings could judge the handler", len(perms))
+		case len(neutral) > 0:
+			head = fmt.Sprintf("all %d interleavings that could judge the handler hold (%d could not: %s)",
+				len(perms)-len(neutral), len(neutral), neutral[0].Neutral)
+		}
+		r.Transcript.Note("", head+"; the first, round robin:", "")
 		r.Transcript.include(first.transcript)
 		return list
 	}

@@ -1,9 +1,11 @@
 package labtest
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"idemlab/lab"
 )
@@ -89,17 +91,5 @@ func describeRows(k lab.Key, rows []lab.Event) string {
 }
 
 func compareKeys(a, b lab.Key) int {
-	if a.Source != b.Source {
-		if a.Source < b.Source {
-			return -1
-		}
-		return 1
-	}
-	switch {
-	case a.EventID < b.EventID:
-		return -1
-	case a.EventID > b.EventID:
-		return 1
-	}
-	return 0
+	return cmp.Or(strings.Compare(a.Source, b.Source), strings.Compare(a.EventID, b.EventID))
 }

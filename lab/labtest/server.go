@@ -576,23 +576,12 @@ func (db *DB) whileLocked(deliver func() Answer) Answer {
 		db.run.tb.Fatalf("Delivery.WhileLocked: on a server only; on SQLite use HoldWriteLock and Delivery.Within")
 	}
 	eng := db.pg.srv.engine
-	ctx := context.Background()
-	c, err := db.sql.Conn(ctx)
-	if err != nil {
-		db.run.tb.Fatalf("Delivery.WhileLocked: %v", err)
-	}
-	defer c.Close()
-	var holder int64
-	if err := c.QueryRowContext(ctx, eng.sessionQuery()).Scan(&holder); err != nil {
-		db.run.tb.Fatalf("Delivery.WhileLocked: %v", err)
-	}
 	statements := eng.holdTables()
-	for _, st := range statements {
-		if _, err := c.ExecContext(ctx, st); err != nil {
-			db.run.tb.Fatalf("Delivery.WhileLocked: %s: %v", st, err)
-		}
+	c, release := db.hold("Delivery.WhileLocked", statements, strings.Join(statements, "; "), "its locks")
+	var holder int64
+	if err := c.QueryRowContext(db.labCtx, eng.sessionQuery()).Scan(&holder); err != nil {
+		db.run.tb.Fatalf("Delivery.WhileLocked: %v", err)
 	}
-	db.run.Transcript.Note("other", strings.Join(statements, "; "), "holds its locks")
 	done := make(chan Answer, 1)
 	go func() { done <- deliver() }()
 	var a Answer
@@ -615,9 +604,6 @@ func (db *DB) whileLocked(deliver func() Answer) Answer {
 			panic(fmt.Sprintf("lab: a delivery has been neither answered nor seen waiting for %v", stuckReal))
 		}
 	}
-	if _, err := c.ExecContext(ctx, "ROLLBACK"); err != nil {
-		db.run.tb.Fatalf("Delivery.WhileLocked: ROLLBACK: %v", err)
-	}
-	db.run.Transcript.Note("other", "ROLLBACK", "releases its locks")
+	release()
 	return a
 }

@@ -40,15 +40,8 @@ func (d Durability) String() string {
 
 // SynchronousName names a value of PRAGMA synchronous as SQLite's docs do.
 func SynchronousName(n int) string {
-	switch n {
-	case 0:
-		return "OFF"
-	case 1:
-		return "NORMAL"
-	case 2:
-		return "FULL"
-	case 3:
-		return "EXTRA"
+	if names := []string{"OFF", "NORMAL", "FULL", "EXTRA"}; n >= 0 && n < len(names) {
+		return names[n]
 	}
 	return fmt.Sprint(n)
 }
