@@ -54,7 +54,7 @@ type Delivery struct {
 // the call it checks what a single delivery must guarantee, unless
 // Unchecked: a failed attempt and a duplicate leave the database as it
 // was. (That an applied or duplicate answer is backed by the inbox row is
-// checked with the other invariants, by Check.)
+// checked with the other invariants when the run closes, by check.)
 func (db *DB) Deliver(e lab.Event, how ...Delivery) Answer {
 	if len(how) > 1 {
 		db.run.tb.Fatalf("Deliver(%v, %d Deliveries), want at most one", e, len(how))

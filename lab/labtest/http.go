@@ -157,13 +157,13 @@ func (n *Network) LoseResponses(k int) {
 // (sessionTransport).
 func (n *Network) Client() *http.Client {
 	return &http.Client{Transport: sessionTransport(&http.Transport{
-		DialContext: n.DialContext,
+		DialContext: n.dialContext,
 		Proxy:       nil,
 	})}
 }
 
-// DialContext connects to the server, whatever the address.
-func (n *Network) DialContext(ctx context.Context, _, _ string) (net.Conn, error) {
+// dialContext connects to the server, whatever the address.
+func (n *Network) dialContext(ctx context.Context, _, _ string) (net.Conn, error) {
 	client, server := net.Pipe()
 	n.mu.Lock()
 	if n.lose > 0 {

@@ -10,7 +10,7 @@ import (
 	"idemlab/lab"
 )
 
-// Check verifies the invariants that hold after any scenario, whatever it
+// check verifies the invariants that hold after any scenario, whatever it
 // did, and reports each broken one with Errorf:
 //
 //   - the database passes PRAGMA integrity_check;
@@ -25,7 +25,7 @@ import (
 // The per-delivery guarantees (a failed attempt or a duplicate leaves the
 // database as it was) are checked by Deliver, where the before and after are
 // known.
-func (db *DB) Check() {
+func (db *DB) check() {
 	r := db.run
 	var result string
 	if db.pg != nil {

@@ -300,7 +300,7 @@ func (r *Run) nextSession() string {
 func (r *Run) Close() {
 	told := len(r.opened) > 0
 	for _, db := range r.opened {
-		db.Check()
+		db.check()
 		if err := db.close(); err != nil {
 			r.tb.Errorf("closing %s: %v", db.Path, err)
 		}

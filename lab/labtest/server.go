@@ -149,16 +149,16 @@ func need(tb testing.TB, connect func() (*Server, string, error)) *Server {
 		tb.Skip(why)
 	}
 	tb.Cleanup(func() {
-		if err := srv.Close(); err != nil {
+		if err := srv.close(); err != nil {
 			tb.Errorf("dropping what the test left on the server: %v", err)
 		}
 	})
 	return srv
 }
 
-// Close drops what the process's runs left on the server and closes the
+// close drops what the process's runs left on the server and closes the
 // lab's connections.
-func (s *Server) Close() error { return s.engine.close(s) }
+func (s *Server) close() error { return s.engine.close(s) }
 
 // URL returns the connection string of the lab's database, for a process
 // of the test's own (a receiver it starts, say) to connect to. The
