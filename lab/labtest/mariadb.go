@@ -181,21 +181,10 @@ func (mariadbEngine) connector(dsn string) (driver.Connector, error) {
 // integer is SIGNED: MariaDB has no CAST AS BIGINT.
 func (mariadbEngine) integer() string { return "SIGNED" }
 
-// create makes database ns and, in it, the tables and accounts.
-func (mariadbEngine) create(srv *Server, ns string, schema []string, accounts []Account) error {
-	ctx := context.Background()
-	c, err := srv.control.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if _, err := c.ExecContext(ctx, "CREATE DATABASE "+ns+" CHARACTER SET utf8mb4"); err != nil {
-		return err
-	}
-	if _, err := c.ExecContext(ctx, "USE "+ns); err != nil {
-		return err
-	}
-	return seed(ctx, c, schema, accounts)
+// create makes database ns the connection's default while the tables are
+// made in it.
+func (mariadbEngine) create(ns string) (enter, leave []string) {
+	return []string{"CREATE DATABASE " + ns + " CHARACTER SET utf8mb4", "USE " + ns}, nil
 }
 
 // empty is TRUNCATE TABLE, which makes each table anew, and not DELETE,
@@ -215,10 +204,7 @@ func (mariadbEngine) empty(ns string) []string {
 		`TRUNCATE TABLE ` + ns + `.accounts`, `SET foreign_key_checks = 1`}
 }
 
-func (mariadbEngine) drop(srv *Server, ns string) error {
-	_, err := srv.control.Exec("DROP DATABASE IF EXISTS " + ns)
-	return err
-}
+func (mariadbEngine) drop(ns string) string { return "DROP DATABASE IF EXISTS " + ns }
 
 func (mariadbEngine) pid(c driver.Conn) uint32 { return connectionID(c) }
 

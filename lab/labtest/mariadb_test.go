@@ -65,7 +65,7 @@ func TestMariaDBWaitDetector(t *testing.T) {
 	srv := NeedMariaDB(t)
 	ctx := context.Background()
 	name := srv.name + "_detector"
-	if err := (mariadbEngine{}).create(srv, name, []string{`CREATE TABLE t (id BIGINT PRIMARY KEY, v BIGINT) ENGINE=InnoDB`}, nil); err != nil {
+	if err := srv.create(name, []string{`CREATE TABLE t (id BIGINT PRIMARY KEY, v BIGINT) ENGINE=InnoDB`}, nil); err != nil {
 		t.Fatal(err)
 	}
 	conn := func() (*sql.Conn, int64) {

@@ -1,7 +1,6 @@
 package labtest
 
 import (
-	"context"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
@@ -196,29 +195,17 @@ func withoutTimeouts(dsn string) string {
 	return u.String()
 }
 
-// create makes schema ns and, in it, the tables and accounts.
-func (postgresEngine) create(srv *Server, ns string, schema []string, accounts []Account) error {
-	ctx := context.Background()
-	c, err := srv.control.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if _, err := c.ExecContext(ctx, "CREATE SCHEMA "+ns+"; SET search_path = "+ns); err != nil {
-		return err
-	}
-	defer c.ExecContext(ctx, "RESET search_path")
-	return seed(ctx, c, schema, accounts)
+// create makes schema ns the connection's search_path while the tables
+// are made in it.
+func (postgresEngine) create(ns string) (enter, leave []string) {
+	return []string{"CREATE SCHEMA " + ns, "SET search_path = " + ns}, []string{"RESET search_path"}
 }
 
 func (postgresEngine) empty(ns string) []string {
 	return []string{`DELETE FROM ` + ns + `.inbox`, `DELETE FROM ` + ns + `.accounts`}
 }
 
-func (postgresEngine) drop(srv *Server, ns string) error {
-	_, err := srv.control.Exec("DROP SCHEMA " + ns + " CASCADE")
-	return err
-}
+func (postgresEngine) drop(ns string) string { return "DROP SCHEMA " + ns + " CASCADE" }
 
 // pid returns the server process of a pgx connection.
 func (postgresEngine) pid(c driver.Conn) uint32 {

@@ -63,9 +63,10 @@ type engine interface {
 	form(v lab.Variant) (f form, ok bool)
 	// namespace names the n-th namespace of srv, and the DB's Path in it.
 	namespace(srv *Server, n int64) (ns, path string)
-	// create makes namespace ns with the tables of schema and the accounts,
-	// as a migration would before the service starts.
-	create(srv *Server, ns string, schema []string, accounts []Account) error
+	// create are the statements that make namespace ns and make it their
+	// connection's own (enter), and those that give it up once its tables
+	// are made (leave).
+	create(ns string) (enter, leave []string)
 	// dsn returns the connection string of the variant's pool on ns, with
 	// the variant's settings at level, and without its timeouts when
 	// untimed (see OpenScheduled).
@@ -78,8 +79,8 @@ type engine interface {
 	// empty are the statements that empty the tables of ns, run on one
 	// connection of the control pool (see Server.reseed).
 	empty(ns string) []string
-	// drop removes namespace ns, its pool closed.
-	drop(srv *Server, ns string) error
+	// drop is the statement that removes namespace ns, its pool closed.
+	drop(ns string) string
 	// close removes whatever the process's runs left on srv and closes its
 	// connections.
 	close(srv *Server) error
@@ -224,28 +225,19 @@ func RunServerCell(t *testing.T, sc Scenario, v lab.Variant, srv *Server, level 
 	return r.verdict("")
 }
 
-// seed runs schema's statements and inserts accounts on c: how an
-// engine's create fills the namespace it has made c's own.
-func seed(ctx context.Context, c *sql.Conn, schema []string, accounts []Account) error {
-	for _, st := range schema {
-		if _, err := c.ExecContext(ctx, st); err != nil {
-			return fmt.Errorf("schema: %w", err)
-		}
+// create makes namespace ns (engine.create) with the tables of schema and
+// the accounts, on a connection of the control pool, as a migration would
+// before the service starts.
+func (s *Server) create(ns string, schema []string, accounts []Account) error {
+	ctx := context.Background()
+	c, err := s.control.Conn(ctx)
+	if err != nil {
+		return err
 	}
-	return insertAccounts(ctx, c, "", accounts)
-}
-
-// insertAccounts writes accounts into table prefix+"accounts" on c. The
-// values are whole numbers, written into the statement: the engines'
-// placeholders differ ($1, ?).
-func insertAccounts(ctx context.Context, c *sql.Conn, prefix string, accounts []Account) error {
-	for _, a := range accounts {
-		q := fmt.Sprintf(`INSERT INTO %saccounts (id, balance) VALUES (%d, %d)`, prefix, a.ID, a.Balance)
-		if _, err := c.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("account %d: %w", a.ID, err)
-		}
-	}
-	return nil
+	defer c.Close()
+	enter, leave := s.engine.create(ns)
+	defer execAll(ctx, c, "leaving", leave)
+	return execAll(ctx, c, "creating", slices.Concat(enter, schema, inserts("", accounts)))
 }
 
 // reseed empties the tables of namespace ns (engine.empty) and writes the
@@ -259,12 +251,29 @@ func (s *Server) reseed(ns string, accounts []Account) error {
 		return err
 	}
 	defer c.Close()
-	for _, st := range s.engine.empty(ns) {
+	return execAll(ctx, c, "reseeding", slices.Concat(s.engine.empty(ns), inserts(ns+".", accounts)))
+}
+
+// inserts are the statements that write accounts into table
+// prefix+"accounts". The values are whole numbers, written into the
+// statement: the engines' placeholders differ ($1, ?).
+func inserts(prefix string, accounts []Account) []string {
+	var out []string
+	for _, a := range accounts {
+		out = append(out, fmt.Sprintf(`INSERT INTO %saccounts (id, balance) VALUES (%d, %d)`, prefix, a.ID, a.Balance))
+	}
+	return out
+}
+
+// execAll runs statements on c in turn, stopping at the first that fails;
+// the error says doing what.
+func execAll(ctx context.Context, c *sql.Conn, doing string, statements []string) error {
+	for _, st := range statements {
 		if _, err := c.ExecContext(ctx, st); err != nil {
-			return fmt.Errorf("emptying: %s: %w", st, err)
+			return fmt.Errorf("%s: %s: %w", doing, st, err)
 		}
 	}
-	return insertAccounts(ctx, c, ns+".", accounts)
+	return nil
 }
 
 // serverDB is what a DB on a server keeps besides the pool: its namespace,
@@ -371,7 +380,7 @@ func (r *Run) openServer(accounts []Account, untimed bool) *DB {
 		r.tb.Fatalf("%s has no form on this server", r.Variant.Name)
 	}
 	ns, path := eng.namespace(srv, srv.schemas.Add(1))
-	if err := eng.create(srv, ns, f.schema, accounts); err != nil {
+	if err := srv.create(ns, f.schema, accounts); err != nil {
 		r.tb.Fatalf("setting up %s for %s: %v", path, r.Variant.Name, err)
 	}
 	dsn, err := eng.dsn(srv, ns, f, r.pg.level, untimed)
@@ -453,7 +462,8 @@ func (db *DB) closeReally() error {
 	if err := db.sql.Close(); err != nil {
 		return err
 	}
-	return db.pg.srv.engine.drop(db.pg.srv, db.pg.schema)
+	_, err := db.pg.srv.control.Exec(db.pg.srv.engine.drop(db.pg.schema))
+	return err
 }
 
 // pollEvery is how often the scheduler asks, in real time, whether a
