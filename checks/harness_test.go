@@ -549,14 +549,14 @@ func failNotes(transcript string) map[string]bool {
 
 var labDefaults sync.Once
 
-// exerciseShrinkTime bounds the time rapid spends shortening the story that
-// broke a student's handler. The verdict is the same without shortening,
-// and a story shortened for longer is shorter, not truer. Most stories are
-// as short as they get within a second or two; a handler whose deliveries
-// wait for each other on a Go lock is scheduled from stack dumps (see
-// labtest's quiet.go), and a blind student's (an in-memory cache of
-// activated orders behind a mutex, businesskey) took rapid 1,100 replays
-// and a minute to shorten, so that the check outlasted its 30 s.
+// exerciseShrinkTime bounds the real time rapid spends shortening the story
+// that broke a student's handler (see shrinkBudget). The verdict is the
+// same without shortening, and a story shortened for longer is shorter, not
+// truer. Most stories are as short as they get within a second or two; a
+// handler whose deliveries wait for each other on a Go lock is scheduled
+// from stack dumps (see labtest's quiet.go), and a blind student's (an
+// in-memory cache of activated orders behind a mutex, businesskey) would
+// take rapid 16,000 replays and four minutes to shorten.
 const exerciseShrinkTime = 10 * time.Second
 
 // useLabDefaults gives rapid the settings the matrix runs with (see

@@ -8,9 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
 
+	"idemlab/correct"
 	"idemlab/lab/labtest"
 	"idemlab/lab/report"
 )
@@ -52,6 +54,7 @@ func (spec propertySpec) scenario(from, to int, broke *int) labtest.Scenario {
 func (spec propertySpec) run(r *labtest.Run, from, to int, broke *int) {
 	rec := &storyRecorder{name: r.TestName(), exercise: spec.exercise, guarantee: spec.name}
 	told, failing := 0, false
+	var budget shrinkBudget
 	func() {
 		defer func() {
 			if p := recover(); p != nil && p != errRecorderStop {
@@ -69,12 +72,17 @@ func (spec propertySpec) run(r *labtest.Run, from, to int, broke *int) {
 			if !failing && told <= from {
 				return // a story told elsewhere: in another zone, or not at all (see Search)
 			}
+			if failing && !rec.failed && budget.spent() {
+				return // a shorter story rapid tries, past its time: taken as one that holds
+			}
+			budget.lastBroke = false
 			defer func() {
 				if p := recover(); p != nil {
 					if !failing {
 						*broke = told
+						budget.start()
 					}
-					failing = true
+					failing, budget.lastBroke = true, true
 					panic(p)
 				}
 			}()
@@ -87,6 +95,60 @@ func (spec propertySpec) run(r *labtest.Run, from, to int, broke *int) {
 	}
 	r.Transcript.Note("", rec.evidence(), "")
 	r.Errorf("%s", rec.summary)
+}
+
+// A shrinkBudget ends rapid's shortening of a story that broke a property
+// once -rapid.shrinktime of real time has passed. rapid measures that time
+// with time.Now, which inside a cell's synctest bubble reads the bubble's
+// fake clock, moved only by the scheduler: a microsecond a step, and the
+// lock waits of the stories. A handler whose deliveries wait on a Go lock
+// hardly moves it, and rapid shortened a blind student's story for four
+// minutes (businesskey's memory_map: 16,000 stories told, 9.6 s on the
+// bubble's clock). So once the budget is spent, the bubble's clock is moved
+// past rapid's deadline, which rapid reads before each part of a story it
+// tries to shorten, and each shorter story rapid tries meanwhile is taken
+// as one that holds without being told. rapid keeps the shortest story it
+// has found to break the property, and tells it once more for the verdict.
+// A story rapid tries right after one that broke the property (or
+// panicked, as a story that runs out of draws does) is always told: rapid
+// tells a story that broke it twice, and the second telling must break it
+// again.
+type shrinkBudget struct {
+	over      <-chan struct{} // closed once the budget is spent; nil before a story broke the property
+	moved     bool            // the bubble's clock was moved past rapid's deadline
+	lastBroke bool            // the story told last broke the property
+}
+
+// realAfter is labtest.RealAfter, which TestShrinkingEndsInRealTime
+// replaces by a budget already spent.
+var realAfter = labtest.RealAfter
+
+// start starts the budget, once a story has broken the property.
+func (b *shrinkBudget) start() { b.over = realAfter(shrinkTime()) }
+
+// spent reports whether the next story rapid tries, shortening one, is to
+// be taken as one that holds without being told.
+func (b *shrinkBudget) spent() bool {
+	select {
+	case <-b.over:
+	default:
+		return false
+	}
+	if !b.moved {
+		b.moved = true
+		time.Sleep(shrinkTime()) // the bubble's clock: every other goroutine of it is idle between two stories
+	}
+	return !b.lastBroke
+}
+
+// shrinkTime is -rapid.shrinktime.
+func shrinkTime() time.Duration {
+	if f := flag.Lookup("rapid.shrinktime"); f != nil {
+		if d, err := time.ParseDuration(f.Value.String()); err == nil {
+			return d
+		}
+	}
+	return exerciseShrinkTime
 }
 
 // storyRange names stories from+1 to to, for a search's verdict: "100
@@ -315,5 +377,45 @@ func TestUnreplayedStory(t *testing.T) {
 	}
 	if log := r.log.String(); !strings.Contains(log, "1. deliver provider-a/evt-1\n    A1: BEGIN -> ok\n") || strings.Contains(log, "replay's own") || r.seed != "7" {
 		t.Errorf("log, seed = %q, %q, want the first failure's story, without the replay's output, and seed 7", log, r.seed)
+	}
+}
+
+// TestShrinkingEndsInRealTime holds a search to shortening the story that
+// broke it for -rapid.shrinktime of real time, however little the stories
+// move the bubble's clock (see shrinkBudget): here the budget is spent as
+// soon as it starts. A story breaks the property when its one draw is 500
+// or more. Past the budget rapid still tells the story that broke it once
+// more, as it always does, and each shorter story it tries right after one
+// that broke it (or ran out of draws); it takes every other as holding,
+// and tells the one it kept for the verdict: 6 stories after the first
+// here. rapid used to read its budget on the bubble's clock, which these
+// stories never move, and told 968, bringing the draw down to 500.
+func TestShrinkingEndsInRealTime(t *testing.T) {
+	// Not parallel: -rapid.shrinktime is every search's.
+	useLabDefaults()
+	f := flag.Lookup("rapid.shrinktime")
+	was := f.Value.String()
+	f.Value.Set(exerciseShrinkTime.String())
+	defer f.Value.Set(was)
+	spent := make(chan struct{})
+	close(spent)
+	realAfter = func(time.Duration) <-chan struct{} { return spent }
+	defer func() { realAfter = labtest.RealAfter }()
+
+	var told, brokeAt int
+	spec := propertySpec{exercise: "test", name: "BelowHalf", shows: "every draw below 500", stories: 100,
+		story: func(_ *labtest.Run, t *rapid.T) {
+			told++
+			if x := rapid.IntRange(0, 1000).Draw(t, "x"); x >= 500 {
+				t.Fatalf("draw = %d, want below 500", x)
+			}
+		}}
+	cell := labtest.RunCell(t, spec.scenario(0, 100, &brokeAt), correct.Variant)
+	if cell.Pass || !strings.Contains(cell.Detail, "want below 500") {
+		t.Fatalf("RunCell(BelowHalf) = %v, %q, want a story that broke it", cell.Pass, cell.Detail)
+	}
+	t.Logf("story %d broke it; %d stories told in all", brokeAt, told)
+	if after := told - brokeAt; after > 6 {
+		t.Errorf("stories told after the one that broke BelowHalf = %d, want at most 6", after)
 	}
 }

@@ -213,7 +213,7 @@ func selfAndBubble() (id, bubble string) {
 	return m[1], bubble
 }
 
-// pauses and paused carry realPause's requests to pacer and its answers
+// pauses and paused carry RealAfter's requests to pacer and its answers
 // back. pacer is a goroutine started with the package, outside every
 // bubble: inside one, time.Sleep would move the bubble's fake clock, by
 // however many pauses the real world took. It answers a request with a
@@ -243,8 +243,17 @@ func pacer() {
 	}
 }
 
-// realPause waits about d of real time, leaving the bubble's clock alone.
-func realPause(d time.Duration) {
+// RealAfter returns a channel that is closed once d of real time has
+// passed, inside a synctest bubble as outside one. In a bubble, time.After
+// and time.Now read the bubble's fake clock, which moves only when every
+// goroutine of the bubble is blocked: a budget of real time, such as how
+// long a search may spend shortening the story that broke a handler, is
+// measured with RealAfter. A bubble may wait on the channel, but not
+// durably: synctest.Wait does not count a goroutine blocked on it as idle.
+func RealAfter(d time.Duration) <-chan struct{} {
 	pauses <- d
-	<-<-paused
+	return <-paused
 }
+
+// realPause waits about d of real time, leaving the bubble's clock alone.
+func realPause(d time.Duration) { <-RealAfter(d) }
