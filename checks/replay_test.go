@@ -68,7 +68,8 @@ func (g *receipts) of(e lab.Event) []replay.Receipt {
 
 // Replay is the check of the replay exercise: FirstAnswer,
 // AnswerSurvivesFaults and ReceiptAfterManyCredits, the whole matrix held
-// to the correct standard, then ReceiptSearch.
+// to the correct standard, ReceiptSearch, then ProcessRestart (see
+// restart_test.go).
 //
 // ReceiptSearch is the ledger property (see ledger_test.go) with every answer's
 // receipt checked: 100 stories at -rapid.checks=100. Its dimensions:
@@ -79,7 +80,10 @@ func (g *receipts) of(e lab.Event) []replay.Receipt {
 //     credit and its repeat, and at once with it;
 //   - restarts: a new handler on the same database, the pool's idle
 //     connections closed so that a repeat meets another connection than
-//     its first delivery's, the process killed at any statement;
+//     its first delivery's, the process killed at any statement (the
+//     lab's kill: the process goes on, and so does what the handler's
+//     package holds in its variables, which ProcessRestart's new process
+//     does not keep);
 //   - time: a receipt holds no instant (Receipt is an outcome and a
 //     balance), and the handler is given none; if it reads time.Now (or
 //     SQLite's localtime), it reads it in the process's time zone, a sixth
@@ -108,6 +112,7 @@ func Replay(c *Checker, s replay.Service) {
 		hooks: ledgerHooks{begin: func(*ledgerMachine, *rapid.T) { book.reset() }, answerWrong: book.wrong},
 	}
 	c.Search(spec.property(), env.variant(replayVariant(s)))
+	processRestart(c, s)
 }
 
 // receiptBook keeps every receipt ReceiptSearch's handler answers, by

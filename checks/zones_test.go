@@ -83,11 +83,12 @@ func sharing() bool { return *shareOutFlag != "" }
 
 // Skips reports whether the check skips guarantee here: in a process
 // started for one share of a search, every guarantee (the search runs by
-// Search); in the quick suite, a guarantee that is not expected to reject
+// Search); in a process started as a restarted service, every guarantee
+// (ProcessRestart runs by its own test); in the quick suite, a guarantee that is not expected to reject
 // a wrong fix (see RejectBy). A check that runs a guarantee without
 // Scenario or Search asks it first.
 func (c *Checker) Skips(guarantee string) bool {
-	return sharing() || (c.only != nil && !slices.Contains(c.only, guarantee))
+	return sharing() || restarting() || (c.only != nil && !slices.Contains(c.only, guarantee))
 }
 
 // shareStories returns the stories this process was started to tell,
@@ -281,16 +282,7 @@ func (c *Checker) runShare(run, zone string, first, last int) (*report.Cell, int
 	}
 	out.Close()
 	defer os.Remove(out.Name())
-	args := []string{"-test.run=" + runPattern(c.T.Name())}
-	flag.Visit(func(f *flag.Flag) {
-		// The test binary's own flags (a log file, a profile, coverage)
-		// are this process's; -exercise.report is written here.
-		if !strings.HasPrefix(f.Name, "test.") && f.Name != report.ReportFlag && !strings.HasPrefix(f.Name, "exercise.share") &&
-			f.Name != "exercise.zone" && f.Name != recordFlagName {
-			args = append(args, "-"+f.Name+"="+f.Value.String())
-		}
-	})
-	args = append(args, "-exercise.zone="+zone, "-exercise.share.out="+out.Name(), "-exercise.share.search="+run,
+	args := append(c.childArgs(), "-exercise.zone="+zone, "-exercise.share.out="+out.Name(), "-exercise.share.search="+run,
 		fmt.Sprintf("-exercise.share=%d-%d", first, last))
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), "TZ="+zone)
@@ -308,6 +300,22 @@ func (c *Checker) runShare(run, zone string, first, last int) (*report.Cell, int
 	}
 	s.Cell.Transcript = s.Transcript
 	return s.Cell, s.Broke, s.TestFailed, nil
+}
+
+// childArgs are the arguments of a process a check starts to run the
+// test running c again: the test alone, and this process's own flags but
+// for the test binary's (a log file, a profile, coverage: this process's),
+// -exercise.report (written here), and those that say what the child is
+// for, which the caller adds.
+func (c *Checker) childArgs() []string {
+	args := []string{"-test.run=" + runPattern(c.T.Name())}
+	flag.Visit(func(f *flag.Flag) {
+		if !strings.HasPrefix(f.Name, "test.") && f.Name != report.ReportFlag && !strings.HasPrefix(f.Name, "exercise.share") &&
+			f.Name != "exercise.zone" && f.Name != recordFlagName && f.Name != "exercise.restart" {
+			args = append(args, "-"+f.Name+"="+f.Value.String())
+		}
+	})
+	return args
 }
 
 // runPattern is the -test.run pattern that selects the test named name,
