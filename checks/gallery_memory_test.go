@@ -119,6 +119,20 @@ var memoryFixes = []struct {
 	{"wal-without-checkpoints", "WAL and synchronous(FULL), wal_autocheckpoint(0): durable, but the -wal file grows while the pool is open",
 		withSettings("?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=wal_autocheckpoint(0)" +
 			"&_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_txlock=immediate"), []string{"Checkpoint"}},
+	// Blind students' fixes of round 3 (round3/b-memory__abspath.diff),
+	// accepted by the check of their day.
+	// filepath.Abs also cleans the path, dropping "dir/.." by its letters,
+	// where the OS follows dir first if it is a symbolic link: the check
+	// drew no link.
+	{"absolute-path-cleaned", "filepath.Abs before lab.SQLiteFile, so that a relative path names one file from any directory: " +
+		"with data a symbolic link to another disk, Abs turns data/../ledger.db into ledger.db beside the link, " +
+		"a new, empty ledger where every event is credited again",
+		func(path string) string {
+			if abs, err := filepath.Abs(path); err == nil {
+				path = abs
+			}
+			return correct.DSN(path)
+		}, []string{"FileName"}},
 }
 
 // withSettings is a DSN on the file at path, escaped as the lab escapes

@@ -36,13 +36,16 @@ func memoryVariant(dsn func(path string) string) lab.Variant {
 //     delivery on another, the pool closed and reopened: the credit is
 //     there;
 //   - the connection string on file names a URI misreads, the fixed ones
-//     of dsnPaths, then ones rapid draws (dsnProperty): FileName (the DSN
-//     opens exactly that file), EveryConnection (foreign keys and a busy
-//     timeout on every connection of the pool, one opened after a
-//     delivery included), Durable (no journal_mode or synchronous that
-//     gives a committed credit away), ImmediateBegin (a transaction the
-//     pool begins holds the write lock from BEGIN on) and Checkpoint (in
-//     write-ahead-log mode, automatic checkpoints stay on);
+//     of dsnCases, then ones rapid draws (drawDSNPath), each absolute,
+//     with a leading "//" or relative to the working directory, and
+//     through a symbolic link to a directory and ".." or not: FileName
+//     (the DSN opens exactly the file the OS resolves the path to),
+//     EveryConnection (foreign keys and a busy timeout on every
+//     connection of the pool, one opened after a delivery included),
+//     Durable (no journal_mode or synchronous that gives a committed
+//     credit away), ImmediateBegin (a transaction the pool begins holds
+//     the write lock from BEGIN on) and Checkpoint (in write-ahead-log
+//     mode, automatic checkpoints stay on);
 //   - the whole matrix, held to the correct standard, with the correct
 //     handler on dsn.
 func Memory(c *Checker, dsn func(path string) string) {
@@ -105,7 +108,8 @@ func secondConnection(c *Checker, dsn func(path string) string) []string {
 // The guarantees of the connection string, in the order a check reports
 // them, each with what holding it means.
 var dsnGuarantees = []struct{ name, shows string }{
-	{"FileName", "on a file name a URI misreads ('?', '#', '%', a space, non-ASCII, a leading \"//\"), the DSN opens exactly that file, with its settings"},
+	{"FileName", "on a file name a URI misreads ('?', '#', '%', a space, non-ASCII, a leading \"//\"), or a path through a linked directory and \"..\", " +
+		"the DSN opens exactly the file the OS resolves the path to, with its settings"},
 	{"EveryConnection", "foreign keys and a busy timeout on every connection of the pool, one opened after a delivery included"},
 	{"Durable", "no journal_mode or synchronous that lets a crash or a power loss take back a credit already answered applied (MEMORY, OFF, synchronous below FULL)"},
 	{"ImmediateBegin", "a transaction the pool begins holds the write lock from BEGIN on, before its first read"},
@@ -142,25 +146,65 @@ var dsnPaths = []string{
 // same path opens it.
 var dsnRelativePaths = []string{"ledger.db", "run?1/ledger.db", "with space.db"}
 
+// dsnLinkedPaths are file names tried as dsnPaths are, the path handed to
+// DSN going through a symbolic link to a directory and back up with
+// "..": dir/app/data is a link to dir/disk/data, as a service's data
+// directory is a link to another disk, and the path is
+// dir/app/data/../ledger.db. The OS follows the link before it reads
+// "..", so the file is dir/disk/ledger.db (path_resolution(7): ".." is
+// the parent of the directory reached so far, the link's target; seen
+// here, SQLite opens it too); filepath.Clean, and filepath.Abs, which
+// cleans, drop "data/.." by its letters and name dir/app/ledger.db,
+// another file.
+var dsnLinkedPaths = []string{"ledger.db", "run?1/ledger.db"}
+
+// A dsnCase is a file name the connection string is tried on: a name of
+// dsnPaths or one rapid drew, handed to DSN relative to the working
+// directory (dsnRelativePaths) or through a linked directory and ".."
+// (dsnLinkedPaths).
+type dsnCase struct {
+	name             string
+	relative, linked bool
+}
+
+// dsnCases are the fixed file names, in the order they are tried.
+func dsnCases() []dsnCase {
+	var cases []dsnCase
+	for _, name := range dsnPaths {
+		cases = append(cases, dsnCase{name: name})
+	}
+	for _, name := range dsnRelativePaths {
+		cases = append(cases, dsnCase{name: name, relative: true})
+	}
+	for _, name := range dsnLinkedPaths {
+		cases = append(cases, dsnCase{name: name, linked: true})
+	}
+	return cases
+}
+
 // connectionString holds dsn to the guarantees of dsnGuarantees on
-// dsnPaths, then on file names rapid draws, and fails c with the first
-// finding of each guarantee.
+// dsnCases, then on file names rapid draws, and fails c with the first finding of each guarantee.
 func connectionString(c *Checker, dsn func(path string) string) {
 	if !slices.ContainsFunc(dsnGuarantees, func(g struct{ name, shows string }) bool { return !c.Skips(g.name) }) {
 		return
 	}
-	root := c.T.TempDir()
+	// The directory as the OS names it, every link in it followed, so that
+	// the files tryDSN finds under it are named as the OS resolves them.
+	root, err := filepath.EvalSymlinks(c.T.TempDir())
+	if err != nil {
+		c.T.Fatal(err)
+	}
 	found := map[string]dsnFinding{}
 	record := func(f dsnFinding) {
 		if _, ok := found[f.guarantee]; !ok {
 			found[f.guarantee] = f
 		}
 	}
-	for i, name := range append(slices.Clone(dsnPaths), dsnRelativePaths...) {
+	for _, k := range dsnCases() {
 		if c.firstOnly && len(found) > 0 {
 			break
 		}
-		for _, f := range tryDSN(root, dsn, name, i >= len(dsnPaths)) {
+		for _, f := range tryDSN(root, dsn, k) {
 			record(f)
 		}
 	}
@@ -176,8 +220,7 @@ func connectionString(c *Checker, dsn func(path string) string) {
 				}
 			}()
 			rapid.Check(rec, func(t *rapid.T) {
-				name, relative := drawDSNPath(t)
-				for _, f := range tryDSN(root, dsn, name, relative) {
+				for _, f := range tryDSN(root, dsn, drawDSNPath(t)) {
 					if _, ok := found[f.guarantee]; !ok {
 						last = &f
 						t.Fatalf("%s", f.line)
@@ -225,51 +268,77 @@ func capShrinking(d time.Duration) (restore func()) {
 // drawDSNPath draws a file name of one to three parts, each of letters,
 // digits and what a URI reads otherwise, with a leading "//" or handed to
 // DSN relative to the working directory (see dsnRelativePaths), or
-// neither.
-func drawDSNPath(t *rapid.T) (name string, relative bool) {
+// neither, and through a linked directory and ".." (see dsnLinkedPaths)
+// or not.
+func drawDSNPath(t *rapid.T) dsnCase {
 	chars := []rune("abcdef0125.-_?#% &=;+:'éü日€")
 	part := rapid.StringOfN(rapid.SampledFrom(chars), 1, 10, -1).
 		Filter(func(s string) bool { return s != "." && s != ".." })
-	name = strings.Join(rapid.SliceOfN(part, 1, 3).Draw(t, "parts"), "/")
+	k := dsnCase{name: strings.Join(rapid.SliceOfN(part, 1, 3).Draw(t, "parts"), "/")}
 	switch rapid.IntRange(0, 2).Draw(t, "absolute, with a leading //, or relative") {
 	case 1:
-		name = "//" + name
+		k.name = "//" + k.name
 	case 2:
-		relative = true
+		k.relative = true
 	}
-	return name, relative
+	k.linked = rapid.Bool().Draw(t, "through a linked directory and ..")
+	return k
 }
 
-// tryDSN opens dsn on name, inside a fresh directory of root, as the lab
-// would (the schema, an account, one delivery by the correct handler) and
-// returns what breaks the guarantees of dsnGuarantees there. With relative,
-// the path DSN is handed is relative to the working directory.
-func tryDSN(root string, dsn func(path string) string, name string, relative bool) (found []dsnFinding) {
+// tryDSN opens dsn on k's name, inside a fresh directory of root, as the
+// lab would (the schema, an account, one delivery by the correct handler)
+// and returns what breaks the guarantees of dsnGuarantees there. With
+// k.relative, the path DSN is handed is relative to the working
+// directory; with k.linked, it goes through a link and ".." (see
+// dsnLinkedPaths). The file it must open is the one the OS resolves the
+// path to.
+func tryDSN(root string, dsn func(path string) string, k dsnCase) (found []dsnFinding) {
+	name := k.name
 	ctx := context.Background()
 	dir, err := os.MkdirTemp(root, "case")
 	if err != nil {
 		return []dsnFinding{{"FileName", fmt.Sprintf("os.MkdirTemp: %v (the check's trouble, not the DSN's)", err)}}
 	}
 	defer os.RemoveAll(dir)
-	path := dir + "/" + strings.TrimPrefix(name, "//")
+	rel := strings.TrimPrefix(name, "//") // the file's name in dir, or in dir/disk when linked
+	via, sub := "", rel                   // what the path has before rel; where the file is in dir
+	if k.linked {
+		if err := os.MkdirAll(dir+"/disk/data", 0o755); err != nil {
+			return []dsnFinding{{"FileName", fmt.Sprintf("os.MkdirAll: %v (the check's trouble, not the DSN's)", err)}}
+		}
+		if err := os.Mkdir(dir+"/app", 0o755); err != nil {
+			return []dsnFinding{{"FileName", fmt.Sprintf("os.Mkdir: %v (the check's trouble, not the DSN's)", err)}}
+		}
+		if err := os.Symlink(dir+"/disk/data", dir+"/app/data"); err != nil {
+			return []dsnFinding{{"FileName", fmt.Sprintf("os.Symlink: %v (the check's trouble, not the DSN's)", err)}}
+		}
+		via, sub = "/app/data/..", "disk/"+rel
+	}
+	path := dir + via + "/" + rel
 	if strings.HasPrefix(name, "//") {
 		path = "/" + path
 	}
-	file := filepath.Clean(path)
+	file := filepath.Join(dir, sub)
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return []dsnFinding{{"FileName", fmt.Sprintf("os.MkdirAll: %v (the check's trouble, not the DSN's)", err)}}
+	}
+	// The OS's own reading of path: its directory, every link followed as
+	// it comes, ".." then taken from where the link led.
+	if got, err := filepath.EvalSymlinks(path[:strings.LastIndex(path, "/")]); err != nil || got != filepath.Dir(file) {
+		return []dsnFinding{{"FileName", fmt.Sprintf("filepath.EvalSymlinks(the directory of %q) = %q, %v, want %q "+
+			"(the check's trouble, not the DSN's)", path, got, err, filepath.Dir(file))}}
 	}
 	fail := func(guarantee, format string, args ...any) {
 		found = append(found, dsnFinding{guarantee, fmt.Sprintf(format, args...)})
 	}
 	// How the failures write the path: dir + "/a?b.db", the directory's own
 	// name being the check's.
-	shown := fmt.Sprintf("dir + %q", "/"+strings.TrimPrefix(name, "//"))
+	shown := fmt.Sprintf("dir + %q", via+"/"+rel)
 	if strings.HasPrefix(name, "//") {
-		shown = fmt.Sprintf("\"/\" + dir + %q", "/"+strings.TrimPrefix(name, "//"))
+		shown = fmt.Sprintf("\"/\" + dir + %q", via+"/"+rel)
 	}
 	fileShown := fmt.Sprintf("dir + %q", strings.TrimPrefix(file, dir))
-	if relative {
+	if k.relative {
 		// Up from the working directory to "/", then down to path: a path
 		// relative to the working directory whatever that is.
 		wd, err := os.Getwd()
@@ -278,7 +347,10 @@ func tryDSN(root string, dsn func(path string) string, name string, relative boo
 		}
 		ups := strings.TrimSuffix(strings.Repeat("../", strings.Count(filepath.Clean(wd), "/")), "/")
 		path = ups + path
-		shown = fmt.Sprintf("%q + dir + %q", ups, "/"+name)
+		shown = fmt.Sprintf("%q + dir + %q", ups, via+"/"+name)
+	}
+	if k.linked {
+		shown += ` (dir + "/app/data" a link to dir + "/disk/data")`
 	}
 
 	s, err := callDSN(dsn, path)
@@ -316,10 +388,12 @@ func tryDSN(root string, dsn func(path string) string, name string, relative boo
 	}
 	// The credit is in the file at path, read through a URI the check
 	// builds itself, and nothing else was made beside it (but the journal
-	// or the write-ahead log SQLite keeps beside an open database).
+	// or the write-ahead log SQLite keeps beside an open database, and the
+	// check's own link).
 	var made []string
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && p != file+"-journal" && p != file+"-wal" && p != file+"-shm" {
+		if err == nil && !d.IsDir() && d.Type()&fs.ModeSymlink == 0 &&
+			p != file+"-journal" && p != file+"-wal" && p != file+"-shm" {
 			rel, _ := filepath.Rel(dir, p)
 			made = append(made, rel)
 		}
@@ -327,8 +401,14 @@ func tryDSN(root string, dsn func(path string) string, name string, relative boo
 	})
 	want, _ := filepath.Rel(dir, file)
 	if !slices.Equal(made, []string{want}) {
-		fail("FileName", "DSN(%s) made the files %q, want exactly %q: a URI reads a '?' as the start of its settings, "+
-			"a '#' as the end of its path, a '%%' as an escape and a leading \"//\" as a host", shown, made, []string{want})
+		why := "a URI reads a '?' as the start of its settings, a '#' as the end of its path, a '%' as an escape " +
+			"and a leading \"//\" as a host"
+		if k.linked {
+			why = "the OS follows the link app/data before it reads \"..\", so the file is in disk, " +
+				"where filepath.Clean (and filepath.Abs, which cleans) drops \"data/..\" by its letters and names " +
+				"another file in app: a new, empty database, where every event is credited again"
+		}
+		fail("FileName", "DSN(%s) made the files %q, want exactly %q: %s", shown, made, []string{want}, why)
 		return found
 	}
 	ref, err := openDSN(lab.SQLiteFile(file) + "?mode=ro")
