@@ -619,3 +619,20 @@ func (h receiptsTable) Process(ctx context.Context, e lab.Event) (replay.Receipt
 	}
 	return receipt, nil
 }
+
+// TestAcceptedMemory holds the memory check to accepting right DSNs
+// written another way than correct.DSN.
+func TestAcceptedMemory(t *testing.T) {
+	// Exercise 10, round 3 (b-memory__walfull): the file, escaped by
+	// lab.SQLiteFile, in WAL mode with synchronous(FULL), which syncs the
+	// log at every commit, and SQLite's automatic checkpoints left at their
+	// default. Accepted by the check of its day; the check that measures
+	// the -wal file's growth must still accept it.
+	t.Run("memory/wal-full", func(t *testing.T) {
+		t.Parallel()
+		accept(t, checks.Memory, func(path string) string {
+			return lab.SQLiteFile(path) + "?_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)" +
+				"&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
+		})
+	})
+}

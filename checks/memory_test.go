@@ -45,7 +45,9 @@ func memoryVariant(dsn func(path string) string) lab.Variant {
 //     Durable (no journal_mode or synchronous that gives a committed
 //     credit away), ImmediateBegin (a transaction the pool begins holds
 //     the write lock from BEGIN on) and Checkpoint (in write-ahead-log
-//     mode, automatic checkpoints stay on);
+//     mode, automatic checkpoints stay on, and after 8,000 pages of
+//     commits the -wal file holds at most about four times SQLite's
+//     default threshold: walGrowth);
 //   - the whole matrix, held to the correct standard, with the correct
 //     handler on dsn.
 func Memory(c *Checker, dsn func(path string) string) {
@@ -113,7 +115,9 @@ var dsnGuarantees = []struct{ name, shows string }{
 	{"EveryConnection", "foreign keys and a busy timeout on every connection of the pool, one opened after a delivery included"},
 	{"Durable", "no journal_mode or synchronous that lets a crash or a power loss take back a credit already answered applied (MEMORY, OFF, synchronous below FULL)"},
 	{"ImmediateBegin", "a transaction the pool begins holds the write lock from BEGIN on, before its first read"},
-	{"Checkpoint", "in write-ahead-log mode, automatic checkpoints stay on (wal_autocheckpoint above 0): without them the -wal file grows with every commit while a connection stays open"},
+	{"Checkpoint", fmt.Sprintf("in write-ahead-log mode, automatic checkpoints stay on (wal_autocheckpoint above 0) and frequent: after %d pages of commits "+
+		"the -wal file holds at most %d frames (four times SQLite's default threshold of 1000 pages, and a commit); "+
+		"without them, or with them rare, the -wal file grows with every commit while a connection stays open", walGrowthCommits*walGrowthPages, walFramesBound)},
 }
 
 // A dsnFinding is one broken guarantee of the connection string, on one
@@ -183,7 +187,8 @@ func dsnCases() []dsnCase {
 }
 
 // connectionString holds dsn to the guarantees of dsnGuarantees on
-// dsnCases, then on file names rapid draws, and fails c with the first finding of each guarantee.
+// dsnCases, then on a -wal file's growth (walGrowth), then on file names
+// rapid draws, and fails c with the first finding of each guarantee.
 func connectionString(c *Checker, dsn func(path string) string) {
 	if !slices.ContainsFunc(dsnGuarantees, func(g struct{ name, shows string }) bool { return !c.Skips(g.name) }) {
 		return
@@ -205,6 +210,11 @@ func connectionString(c *Checker, dsn func(path string) string) {
 			break
 		}
 		for _, f := range tryDSN(root, dsn, k) {
+			record(f)
+		}
+	}
+	if !c.Skips("Checkpoint") && (!c.firstOnly || len(found) == 0) {
+		if f, ok := walGrowth(root, dsn); ok {
 			record(f)
 		}
 	}
@@ -537,6 +547,100 @@ func checkpointsOff(shown, which, journal string, checkpoint int) (dsnFinding, b
 		"nothing copies the log back into the database while a connection stays open (the last to close does), "+
 		"and the -wal file grows with every commit",
 		shown, which, checkpoint)}, true
+}
+
+// The -wal file's growth (walGrowth). SQLite checkpoints "automatically
+// when the WAL file reaches a threshold size of 1000 pages"
+// (https://sqlite.org/wal.html, "Checkpointing"), after the commit that
+// reaches it ("if there are N or more frames in the write-ahead log
+// file", https://sqlite.org/c3ref/wal_autocheckpoint.html), and a log that
+// was checkpointed is written again from its start, not truncated (unless
+// journal_size_limit says so; "the WAL file is re-cycled (overwritten)
+// when reset and is not truncated", https://sqlite.org/forum/forumpost/72703ef8bd34f070;
+// seen here: the file keeps its size). So with the default the -wal file
+// stays near 1000 frames (about 4 MB at the default page size of 4096
+// bytes) and the last commit, whatever the traffic: seen here, 1,012
+// frames after walGrowth's commits, 8,416 with a threshold of 1,000,000.
+// The check allows four times that threshold and the commit that crosses
+// it (so a DSN's wal_autocheckpoint up to 4000 passes), room for one that
+// tunes checkpoints for throughput; a threshold of a million pages (about 4 GB) lets the
+// log grow with every commit until the disk is full, and every delivery
+// then fails with SQLITE_FULL.
+const (
+	walFramesBound   = 4*1000 + 2*walGrowthPages // the most frames the -wal may hold: four times the default threshold, and a commit
+	walGrowthPages   = 64                        // the pages of the blob each of walGrowth's commits writes
+	walGrowthCommits = 125                       // walGrowth's commits of a blob: 8,000 pages, twice walFramesBound
+)
+
+// walGrowth judges automatic checkpoints by what they are for: it opens
+// dsn on a file another process turned to WAL mode (as walDurability
+// does; a DSN that sets its own journal_mode is judged in the mode it
+// leaves the file in, and outside WAL mode there is no log to grow),
+// commits walGrowthCommits blobs of walGrowthPages pages each, one a
+// transaction, to a table of the check's own (emptied after every ten, so
+// that the database stays small), and reads the -wal file's size while the
+// pool is still open: at most walFramesBound frames, of one page and a
+// 24-byte header each, after the 32-byte file header
+// (https://sqlite.org/fileformat2.html#walformat).
+func walGrowth(root string, dsn func(string) string) (dsnFinding, bool) {
+	ctx := context.Background()
+	trouble := func(format string, args ...any) (dsnFinding, bool) {
+		return dsnFinding{"Checkpoint", fmt.Sprintf(format, args...) + " (the check's trouble, not the DSN's)"}, true
+	}
+	dir, err := os.MkdirTemp(root, "wal")
+	if err != nil {
+		return trouble("os.MkdirTemp: %v", err)
+	}
+	defer os.RemoveAll(dir)
+	path := dir + "/ledger.db"
+	ref, err := openDSN(lab.SQLiteFile(path))
+	if err != nil {
+		return trouble("opening %q: %v", path, err)
+	}
+	_, err = ref.ExecContext(ctx, `PRAGMA journal_mode=WAL`)
+	ref.Close()
+	if err != nil {
+		return trouble("PRAGMA journal_mode=WAL on %q: %v", path, err)
+	}
+	db, err := openDSN(dsn(path))
+	if err != nil {
+		return dsnFinding{}, false // FileName's to report
+	}
+	defer db.Close()
+	var journal string
+	var pageSize int64
+	if err := db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&journal); err != nil || journal != "wal" {
+		return dsnFinding{}, false
+	}
+	if err := db.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&pageSize); err != nil {
+		return trouble("PRAGMA page_size: %v", err)
+	}
+	shown := fmt.Sprintf("dir + %q", "/ledger.db")
+	if _, err := db.ExecContext(ctx, `CREATE TABLE wal_probe (b BLOB NOT NULL)`); err != nil {
+		return dsnFinding{"Checkpoint", fmt.Sprintf("DSN(%s) on the file in WAL mode: CREATE TABLE: %v", shown, err)}, true
+	}
+	for i := range walGrowthCommits {
+		if _, err := db.ExecContext(ctx, `INSERT INTO wal_probe (b) VALUES (zeroblob(?))`, walGrowthPages*pageSize); err != nil {
+			return dsnFinding{"Checkpoint", fmt.Sprintf("DSN(%s) on the file in WAL mode: blob %d: %v", shown, i+1, err)}, true
+		}
+		if i%10 == 9 {
+			if _, err := db.ExecContext(ctx, `DELETE FROM wal_probe`); err != nil {
+				return dsnFinding{"Checkpoint", fmt.Sprintf("DSN(%s) on the file in WAL mode: DELETE after blob %d: %v", shown, i+1, err)}, true
+			}
+		}
+	}
+	st, err := os.Stat(path + "-wal")
+	if err != nil {
+		return trouble("os.Stat of the -wal file with the pool open: %v", err)
+	}
+	if frames := (st.Size() - 32) / (pageSize + 24); frames > walFramesBound {
+		return dsnFinding{"Checkpoint", fmt.Sprintf("DSN(%s) on the file in WAL mode: after %d commits of a %d-page blob (%d pages), "+
+			"the -wal file holds %d frames (%.1f MB), want at most %d (four times SQLite's default threshold of 1000 pages, "+
+			"and the commit that crosses it): the default checkpoint keeps it near 1000 frames, about 4 MB; one so rare, "+
+			"or none, lets it grow with every commit until the disk is full, and then every delivery fails with SQLITE_FULL",
+			shown, walGrowthCommits, walGrowthPages, walGrowthCommits*walGrowthPages, frames, float64(st.Size())/1e6, walFramesBound)}, true
+	}
+	return dsnFinding{}, false
 }
 
 // walDurability opens dsn again on the file after another process turned
