@@ -40,6 +40,11 @@ type propertySpec struct {
 	// story tells one story on c, drawing from t; it fails t with the
 	// story so far when the handler strays from the model.
 	story func(c *labtest.Run, t *rapid.T)
+	// outside, set instead of story, tells one story outside any cell, on
+	// tb: a search whose story is which handler a scenario runs on, each
+	// run a cell of its own (see NewVariant). It fails t with the story
+	// when one breaks the property.
+	outside func(tb *testing.T, t *rapid.T)
 }
 
 // scenario is spec as a scenario of the lab, run like any other cell: it
@@ -48,11 +53,28 @@ type propertySpec struct {
 // beside it), and sets *broke to the number of the first story that broke
 // the property, if one did.
 func (spec propertySpec) scenario(from, to int, broke *int) labtest.Scenario {
+	if spec.outside != nil {
+		return labtest.Scenario{Name: spec.name, Shows: spec.shows} // named only: see tell
+	}
 	return labtest.Scenario{Name: spec.name, Shows: spec.shows, Run: func(r *labtest.Run) { spec.run(r, from, to, broke) }}
 }
 
 func (spec propertySpec) run(r *labtest.Run, from, to int, broke *int) {
-	rec := &storyRecorder{name: r.TestName(), exercise: spec.exercise, guarantee: spec.name}
+	rec, told := spec.check(r.TestName(), from, to, broke, func(t *rapid.T) { spec.story(r.Child(), t) })
+	if !rec.failed {
+		r.Notef("rapid found no counterexample in %s (-rapid.seed=%s)", storyRange(from, min(told, to)), rapidSeed())
+		return
+	}
+	r.Transcript.Note("", rec.evidence(), "")
+	r.Errorf("%s", rec.summary)
+}
+
+// check tells stories from+1 to to with tell, under rapid, for the test
+// called name, and returns rapid's report and how many stories it told;
+// *broke is set to the number of the first story that broke the property,
+// if one did.
+func (spec propertySpec) check(name string, from, to int, broke *int, tell func(t *rapid.T)) (*storyRecorder, int) {
+	rec := &storyRecorder{name: name, exercise: spec.exercise, guarantee: spec.name}
 	told, failing := 0, false
 	var budget shrinkBudget
 	func() {
@@ -86,15 +108,27 @@ func (spec propertySpec) run(r *labtest.Run, from, to int, broke *int) {
 					panic(p)
 				}
 			}()
-			spec.story(r.Child(), t)
+			tell(t)
 		})
 	}()
+	return rec, told
+}
+
+// outsideCell tells stories from+1 to to of spec, a search whose stories
+// run cells of their own (spec.outside), on tb, and returns its verdict as
+// a cell's: what rapid found, with the story that broke it, told as run
+// tells a search's.
+func (spec propertySpec) outsideCell(tb *testing.T, from, to int, broke *int) *report.Cell {
+	var tr labtest.Transcript
+	rec, told := spec.check(tb.Name(), from, to, broke, func(t *rapid.T) { spec.outside(tb, t) })
 	if !rec.failed {
-		r.Notef("rapid found no counterexample in %s (-rapid.seed=%s)", storyRange(from, min(told, to)), rapidSeed())
-		return
+		detail := fmt.Sprintf("rapid found no counterexample in %s (-rapid.seed=%s)", storyRange(from, min(told, to)), rapidSeed())
+		return &report.Cell{Pass: true, Detail: detail}
 	}
-	r.Transcript.Note("", rec.evidence(), "")
-	r.Errorf("%s", rec.summary)
+	tr.Note("", rec.evidence(), "")
+	tr.Note("", "FAIL: "+rec.summary, "")
+	return &report.Cell{Detail: rec.summary, Failures: []string{rec.summary}, Where: []string{""}, ByLab: []bool{false},
+		Lines: tr.Lines(), Transcript: tr.String()}
 }
 
 // A shrinkBudget ends rapid's shortening of a story that broke a property

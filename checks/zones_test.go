@@ -139,11 +139,11 @@ func (c *Checker) Search(spec propertySpec, v lab.Variant) bool {
 	case sharing():
 		from, to := shareStories()
 		failed := c.T.Failed()
-		pass := c.scenario(spec.scenario(from, to, &broke), v)
+		pass := c.tell(spec, v, from, to, &broke)
 		c.writeShare(c.ran[len(c.ran)-1].cell, broke, !failed && c.T.Failed())
 		return pass
 	case *zoneFlag != "" && full():
-		return c.scenario(spec.scenario(0, storyBudget(spec.stories), &broke), v)
+		return c.tell(spec, v, 0, storyBudget(spec.stories), &broke)
 	case !full() && c.gallery:
 		if rec, ok := recordedStory(c.T.Name(), run); ok && recordsApply() {
 			return c.replay(spec, v, run, rec)
@@ -151,7 +151,7 @@ func (c *Checker) Search(spec propertySpec, v lab.Variant) bool {
 		// No story recorded for this wrong fix, or none for this seed and
 		// budget: the search at full strength (below) judges it.
 	case !full():
-		return c.scenario(spec.scenario(0, quickStories(spec.stories), &broke), v)
+		return c.tell(spec, v, 0, quickStories(spec.stories), &broke)
 	}
 	useLabDefaults()
 	sc := spec.scenario(0, 0, nil)
@@ -170,6 +170,17 @@ func (c *Checker) Search(spec propertySpec, v lab.Variant) bool {
 	return c.record(sc, v, cell)
 }
 
+// tell tells stories from+1 to to of spec on v, in this process, and
+// records the verdict: in a cell of the lab, or, for a search whose stories
+// run cells of their own (propertySpec.outside), on the test running c.
+func (c *Checker) tell(spec propertySpec, v lab.Variant, from, to int, broke *int) bool {
+	if spec.outside == nil {
+		return c.scenario(spec.scenario(from, to, broke), v)
+	}
+	useLabDefaults()
+	return c.record(spec.scenario(0, 0, nil), v, spec.outsideCell(c.T, from, to, broke))
+}
+
 // replay tells rec, the story recorded as the first to break run, the
 // search spec of the test running c, on v: here if it runs in this
 // process's zone, else in a process of its own. A story that holds now is
@@ -178,7 +189,7 @@ func (c *Checker) replay(spec propertySpec, v lab.Variant, run string, rec story
 	var cell *report.Cell
 	if rec.zone == processZone() {
 		var broke int
-		c.scenario(spec.scenario(rec.story-1, rec.story, &broke), v)
+		c.tell(spec, v, rec.story-1, rec.story, &broke)
 		cell = c.ran[len(c.ran)-1].cell
 	} else {
 		useLabDefaults()
