@@ -331,65 +331,16 @@ func nodeText(src []byte, fset *token.FileSet, n ast.Node) string {
 // Reworded is correct/ with the text of its SQL changed and nothing else:
 // keywords in lower case, named parameters (:event_id, which a transcript
 // shows as they are, not as the values they stand for), the columns and
-// the conditions in another order, other line breaks. Every column of the
+// the conditions in another order: a point of what exercise 11's search
+// draws (correctDraw). Every column of the
 // matrix holds on it (TestRewordedHoldsTheMatrix). A scenario that holds
 // on correct/ and fails here judged the text of the statements, not what
 // they did.
-var Reworded = lab.Variant{Name: "correct/ reworded", Schema: correct.Schema, DSN: correct.DSN,
-	New: func(db *sql.DB) lab.Processor { return &reworded{db} }}
-
-// reworded is Reworded's handler: correct's Process, statement for
-// statement.
-type reworded struct{ db *sql.DB }
-
-func (h *reworded) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) {
-	if err := e.Validate(); err != nil {
-		return 0, err
-	}
-	tx, err := h.db.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, lab.Classify(err)
-	}
-	defer tx.Rollback()
-	key := []any{sql.Named("source", e.Source), sql.Named("event_id", e.EventID)}
-	res, err := tx.ExecContext(ctx, `insert into inbox
-		(event_id, source, amount, account_id) values (:event_id, :source, :amount, :account_id)
-		on conflict (source, event_id) do nothing`,
-		append(key, sql.Named("account_id", e.AccountID), sql.Named("amount", e.Amount))...)
-	if err != nil {
-		return 0, rewordedClassify(ctx, err)
-	}
-	inserted, err := res.RowsAffected()
-	if err != nil {
-		return 0, err
-	}
-	outcome := lab.Applied
-	if inserted == 1 {
-		res, err := tx.ExecContext(ctx, `update accounts set balance = :amount + balance where id = :account_id`,
-			sql.Named("amount", e.Amount), sql.Named("account_id", e.AccountID))
-		if err != nil {
-			return 0, rewordedClassify(ctx, err)
-		}
-		if n, err := res.RowsAffected(); err != nil || n != 1 {
-			return 0, fmt.Errorf("%w: crediting account %d changed no row", lab.ErrUnknownAccount, e.AccountID)
-		}
-	} else {
-		var account, amount int64
-		if err := tx.QueryRowContext(ctx, `select amount, account_id from inbox
-			where event_id = :event_id and source = :source`, key...).Scan(&amount, &account); err != nil {
-			return 0, rewordedClassify(ctx, err)
-		}
-		if account != e.AccountID || amount != e.Amount {
-			return 0, fmt.Errorf("%w: %s was applied with account=%d amount=%d, this delivery has account=%d amount=%d",
-				lab.ErrPayloadConflict, e.Key(), account, amount, e.AccountID, e.Amount)
-		}
-		outcome = lab.Duplicate
-	}
-	if err := rewordedClassify(ctx, tx.Commit()); err != nil {
-		return 0, err
-	}
-	return outcome, nil
-}
+var Reworded = func() lab.Variant {
+	v := correctDraw{sql: sqlWords{lower: true, params: 3, columns: insertOrders[1], swap: true}}.variant(lab.Variant{})
+	v.Name = "correct/ reworded"
+	return v
+}()
 
 // rewordedClassify is correct's classify: lab.Classify, after asking the
 // caller's context.
