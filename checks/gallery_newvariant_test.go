@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"idemlab/checks"
 	"idemlab/correct"
@@ -128,6 +129,30 @@ var newvariantFixes = []struct {
 	{"scenario-wants-only-applied", "test_ ids recorded but never credited, answered applied; the scenario delivers " +
 		"test_42 and wants applied: only the lab's invariant (balance against inbox) fails it",
 		checks.NewVariantWork{Variant: uncreditedTestIDs, Scenario: wantsTestIDApplied}, []string{"Asserts"}},
+
+	// Of our own, for what only the searches draw: each scenario holds on
+	// correct/, on every listed equivalent and rewording and on the
+	// variant unlabelled, and breaks on one drawn handler or rewording, in
+	// one time zone or on one pool's shape.
+	{"reads-sql-text-in-a-helper", "one key column (a real mistake), caught by the slash twins; the scenario also wants the " +
+		"repeat's read to say FROM inbox WHERE, through a helper in another file, which the check's reading of the scenario's " +
+		"own file does not follow: correct/ whose SELECT names the inbox i fails it (BehaviourSearch)",
+		checks.NewVariantWork{Variant: slashKey, Scenario: wantsPlainFrom}, []string{"Behaviour"}},
+	{"wants-the-key-primary", "one key column (a real mistake), caught by the slash twins; the scenario also wants the inbox's " +
+		"key to be its PRIMARY KEY (pragma_index_list's origin 'pk'): correct/ whose key is UNIQUE (source, event_id) on NOT NULL " +
+		"columns does the same (BehaviourSearch)",
+		checks.NewVariantWork{Variant: slashKey, Scenario: wantsPrimaryKey}, []string{"Behaviour"}},
+	{"ids-dated-in-local-time", "numeric ids written one way (the reference solution's mistake), caught; the scenario also " +
+		"delivers evt-<date> dated in UTC and again dated in local time, and wants a duplicate: west of UTC, where " +
+		"2000-01-01 00:00 UTC is still 1999-12-31, correct/ applies both (FairSearch, in São Paulo or New York)",
+		checks.NewVariantWork{Variant: newvariantsolution.Variant, Scenario: localDateIDs}, []string{"Fair"}},
+	{"wants-a-pool-of-one", "numeric ids written one way, caught; the scenario also wants the handler's pool to be the " +
+		"lab's or one connection, as correct/'s doc recommends: correct/ on a pool of two connections is correct too (FairSearch)",
+		checks.NewVariantWork{Variant: newvariantsolution.Variant, Scenario: wantsPoolOfOne}, []string{"Fair"}},
+	{"twins-dated-in-two-zones", "one key column (a real mistake); the scenario's twins are acme/<year>'s 7 and acme's " +
+		"<year>/7, the first year read in UTC and the second in local time: west of UTC they differ, the variant applies both, " +
+		"and the scenario holds on it (CatchesSearch, in São Paulo or New York)",
+		checks.NewVariantWork{Variant: slashKey, Scenario: twinsDatedInTwoZones}, []string{"Catches"}},
 }
 
 func TestGalleryNewVariant(t *testing.T) {
@@ -494,6 +519,83 @@ func (h commitLookup) Process(ctx context.Context, e lab.Event) (lab.Outcome, er
 	}
 	return outcome, nil
 }
+
+// slashTwins delivers acme/eu's 7 and acme's eu/7, two events, and the
+// second again: both apply, the repeat is a duplicate.
+func slashTwins(r *labtest.Run, db *labtest.DB) {
+	first := lab.Event{Source: "acme/eu", EventID: "7", AccountID: 1, Amount: 100}
+	second := lab.Event{Source: "acme", EventID: "eu/7", AccountID: 1, Amount: 100}
+	r.WantOutcome(db.Deliver(first), lab.Applied)
+	r.WantOutcome(db.Deliver(second), lab.Applied)
+	r.WantOutcome(db.Deliver(second), lab.Duplicate)
+	r.WantBalance(db, 1, 200)
+}
+
+// wantsPlainFrom catches one key column by the slash twins, and wants the
+// repeat's read of the inbox to say FROM inbox WHERE (ranSQL, in another
+// file).
+var wantsPlainFrom = labtest.Scenario{Name: "Mine", Shows: "two keys alike once joined are two events; a repeat reads the inbox plainly",
+	Run: func(r *labtest.Run) {
+		db := r.Open(labtest.Account{ID: 1})
+		slashTwins(r, db)
+		if !ranSQL(r, "from inbox where") {
+			r.Errorf("no statement read FROM inbox WHERE")
+		}
+	}}
+
+// wantsPrimaryKey catches one key column by the slash twins, and wants the
+// inbox's key to be a PRIMARY KEY.
+var wantsPrimaryKey = labtest.Scenario{Name: "Mine", Shows: "two keys alike once joined are two events; the inbox has a primary key",
+	Run: func(r *labtest.Run) {
+		db := r.Open(labtest.Account{ID: 1})
+		slashTwins(r, db)
+		var n int
+		if err := db.Pool().QueryRow(`SELECT count(*) FROM pragma_index_list('inbox') WHERE origin = 'pk'`).Scan(&n); err != nil {
+			r.Errorf("index_list: %v", err)
+		} else if n != 1 {
+			r.Errorf("primary keys of the inbox = %d, want 1", n)
+		}
+	}}
+
+// localDateIDs is numericIDs, then evt-<date> dated in UTC and again in
+// local time, which it takes for one event.
+var localDateIDs = labtest.Scenario{Name: "Mine", Shows: "0042 and 42 are two events; an event dated twice is one",
+	Run: func(r *labtest.Run) {
+		numericIDs.Run(r)
+		db := r.Open(labtest.Account{ID: 1})
+		now := time.Now()
+		e := lab.Event{Source: "provider-a", EventID: "evt-" + now.UTC().Format("2006-01-02"), AccountID: 1, Amount: 500}
+		again := e
+		again.EventID = "evt-" + now.Format("2006-01-02")
+		r.WantOutcome(db.Deliver(e), lab.Applied)
+		r.WantOutcome(db.Deliver(again), lab.Duplicate)
+	}}
+
+// wantsPoolOfOne is numericIDs, and wants the handler's pool to be the
+// lab's (no limit) or one connection.
+var wantsPoolOfOne = labtest.Scenario{Name: "Mine", Shows: "0042 and 42 are two events, on a pool as correct/'s doc says",
+	Run: func(r *labtest.Run) {
+		numericIDs.Run(r)
+		db := r.Open(labtest.Account{ID: 1})
+		r.WantOutcome(db.Deliver(plainEvt), lab.Applied)
+		if n := db.Pool().Stats().MaxOpenConnections; n > 1 {
+			r.Errorf("the handler's pool opens up to %d connections, want one (or the lab's)", n)
+		}
+	}}
+
+// twinsDatedInTwoZones delivers acme/<year>'s 7 and acme's <year>/7, the
+// first year read in UTC, the second in local time, and wants both
+// applied.
+var twinsDatedInTwoZones = labtest.Scenario{Name: "Mine", Shows: "two keys alike once joined are two events",
+	Run: func(r *labtest.Run) {
+		db := r.Open(labtest.Account{ID: 1})
+		now := time.Now()
+		first := lab.Event{Source: "acme/" + now.UTC().Format("2006"), EventID: "7", AccountID: 1, Amount: 100}
+		second := lab.Event{Source: "acme", EventID: now.Format("2006") + "/7", AccountID: 1, Amount: 100}
+		r.WantOutcome(db.Deliver(first), lab.Applied)
+		r.WantOutcome(db.Deliver(second), lab.Applied)
+		r.WantBalance(db, 1, 200)
+	}}
 
 // TestRewordedHoldsTheMatrix runs every column of the matrix on each of
 // checks.Rewordings, and on correct/ unlabelled (checks.Unlabelled): each

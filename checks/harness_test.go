@@ -25,7 +25,9 @@
 // model-based rapid property over every dimension its guarantee depends on
 // (property_test.go, ledger_test.go; its dimensions are in its check's doc), whose
 // counterexample is told as the shortest story it found, with the seed
-// that replays it.
+// that replays it. Exercise 11's check searches too: rapid draws the
+// handlers its scenario must hold on and the rewordings of its variant it
+// must catch (newvariant_test.go, newvariant_draw_test.go).
 package checks
 
 import (

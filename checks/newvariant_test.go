@@ -20,6 +20,7 @@ import (
 	"testing"
 
 	"modernc.org/sqlite"
+	"pgregory.net/rapid"
 
 	"idemlab/correct"
 	"idemlab/lab"
@@ -39,20 +40,23 @@ type NewVariantWork struct {
 // NewVariant is the check of the newvariant exercise. It judges the
 // scenario by what it does with handlers, never by its text:
 //
-//   - Fair: the scenario holds on correct/, on every handler of
-//     variants.Equivalents, and on correct/ with a pool of one connection, as its
-//     doc recommends: it asks for nothing the pattern does not give;
+//   - Fair: the scenario holds on every handler that does what correct/
+//     does: on correct/, on every handler of variants.Equivalents, on
+//     correct/ with a pool of one connection (the listed first draws),
+//     then on FairSearch's handlers;
 //   - Behaviour: it judges what a handler answers and what the database
 //     holds, not words: it reads no transcript, and it holds on correct/
 //     with the text of its SQL, of its schema or of its errors reworded,
 //     and on its schema with more in it than the handler uses (a column
 //     nothing fills, a column with a default, an index: Rewordings), and
-//     on correct/ labelled with the variant's name and mistake;
-//   - Catches: it fails on the variant; it still fails once the variant's
-//     label, its schema's text and its errors' words say nothing (Unlabelled:
-//     the same handler, the same behaviour); and on the scenario's own
-//     deliveries the variant answers or stores something correct/ does not,
-//     so that the failure is the mistake's, not its words';
+//     on correct/ labelled with the variant's name and mistake (the listed
+//     first draws), then on BehaviourSearch's handlers;
+//   - Catches: it fails on the variant, and on the scenario's own
+//     deliveries the variant answers or stores something correct/ does
+//     not, so that the failure is the mistake's, not its words'; it still
+//     fails once the variant's label, its schema's text and its errors'
+//     words say nothing (Unlabelled, the listed first draw), then on
+//     CatchesSearch's rewordings of the variant;
 //   - Asserts: and it says so itself (r.Errorf, r.WantOutcome, …), not
 //     only through the checks the lab makes on its own after every
 //     delivery and every run (a failed delivery that changed the
@@ -60,29 +64,76 @@ type NewVariantWork struct {
 //   - New: no column of the matrix, the limits of the pattern included,
 //     tells the variant from correct/: every column gives it correct/'s
 //     limitVerdict, so that only the scenario written for it catches it.
+//
+// Fair, Behaviour and Catches each end with a search, reported under the
+// guarantee's name: FairSearch and BehaviourSearch (correctSearch) draw
+// handlers the scenario must hold on, CatchesSearch (catchesSearch)
+// rewordings of the variant it must fail on, by its own expectations.
+// BehaviourSearch leaves to FairSearch a story whose scenario fails on
+// correct/'s own words too (in that zone). The verdict depends on these
+// dimensions, and rapid draws each of them (see newvariant_draw_test.go),
+// every share of a search's stories in a time zone of its own (see
+// Search):
+//
+//   - which handler equivalent to correct/ the scenario runs on (Fair): a
+//     composition of the legitimate choices of ../equivalent — the stored
+//     row read first, ON CONFLICT without a target, COMMIT before a
+//     payload conflict, reads and a ping on the pool before BEGIN, every
+//     delivery behind a mutex, a plain BEGIN (never with the
+//     read first: that is naive/deferred), WAL — with every rewording
+//     below;
+//   - the words of correct/ (Behaviour, and Fair): its SQL's keywords'
+//     case, parameters ($1, ?1, ?, :name), the INSERT's column order,
+//     the order of the SELECT's columns, of the conditions, of the
+//     conflict target and of the sum, a table alias, line breaks; its
+//     schema's text (case, line breaks, comments), its key declared
+//     (event_id, source) or UNIQUE, unused columns, a column with a
+//     default and an index; its errors' words; its label (correct/'s,
+//     the variant's, none);
+//   - the words of the variant (Catches): its label (its own, none), its
+//     schema's text, an unused index, its errors' words; its behaviour
+//     is kept, pool included: the variant is run on the pool it asks for,
+//     since a mistake may live in the pool's shape (naive/nofk);
+//   - the lab's own dimensions a scenario runs under: the pool's shape
+//     (the lab's, one connection, at most two: Fair), the process's time
+//     zone (six, for every search: a scenario must catch the variant
+//     wherever the matrix runs, and hold on correct/ wherever it runs),
+//     and rapid's seed (-rapid.seed; the scenario's own rapid draws, if it
+//     has any, follow it).
+//
+// A story that breaks a search names the changes it drew and the zone,
+// shrunk (with -exercise) to the fewest that still break it, with the
+// transcript of the scenario on that handler.
 func NewVariant(c *Checker, w NewVariantWork) {
 	sc := w.Scenario
 	run := func(v lab.Variant) *report.Cell {
 		useLabDefaults()
 		return labtest.RunCell(c.T, sc, v)
 	}
+	failed := func(guarantee string) bool {
+		return slices.ContainsFunc(c.failures, func(f Failure) bool { return f.Guarantee == guarantee })
+	}
 	// What correct/ and the variant do on the scenario's own deliveries,
 	// for Catches to compare.
 	var ofCorrect, ofVariant behaviourLog
-	if cell := ofCorrect.run(c.T, sc, correct.Variant); !cell.Pass {
-		c.Fail(Failure{Guarantee: "Fair", Shows: fairShows,
-			Lines: prefix(sc.Name+" fails on correct/: ", cell.Failures), Transcript: cell.Transcript})
+	if !sharing() {
+		if cell := ofCorrect.run(c.T, sc, correct.Variant); !cell.Pass {
+			c.Fail(Failure{Guarantee: "Fair", Shows: fairShows,
+				Lines: prefix(sc.Name+" fails on correct/: ", cell.Failures), Transcript: cell.Transcript})
+		}
 	}
 	if c.Done() {
 		return
 	}
 	relabelled := correct.Variant
 	relabelled.Name, relabelled.Mistake = w.Variant.Name+" (correct/'s handler)", w.Variant.Mistake
-	if reads := transcriptReads(sc.Run); c.Skips("Behaviour") {
+	reads := transcriptReads(sc.Run)
+	switch {
+	case c.Skips("Behaviour"):
 		// (the quick suite's wrong fix that another guarantee rejects: see Skips)
-	} else if len(reads) > 0 {
+	case len(reads) > 0:
 		c.Fail(Failure{Guarantee: "Behaviour", Shows: behaviourShows, Lines: reads})
-	} else {
+	default:
 		for _, rw := range append(slices.Clone(Rewordings), Rewording{relabelled,
 			fmt.Sprintf("labelled as your variant is (name %q, mistake %q; its handler and schema unchanged)", w.Variant.Name, w.Variant.Mistake)}) {
 			if cell := run(rw.Variant); !cell.Pass {
@@ -92,11 +143,11 @@ func NewVariant(c *Checker, w NewVariantWork) {
 			}
 		}
 	}
+	if !failed("Behaviour") {
+		c.Search(correctSearch(w, "Behaviour", behaviourShows, false), correct.Variant)
+	}
 	for _, v := range append(slices.Clone(variants.Equivalents), variants.PoolOfOne(correct.Variant)) {
-		if c.Done() {
-			return
-		}
-		if c.Skips("Fair") {
+		if c.Done() || c.Skips("Fair") {
 			break
 		}
 		if cell := run(v); !cell.Pass {
@@ -105,11 +156,34 @@ func NewVariant(c *Checker, w NewVariantWork) {
 				Transcript: cell.Transcript})
 		}
 	}
+	if !failed("Fair") {
+		c.Search(correctSearch(w, "Fair", fairShows, true), correct.Variant)
+	}
 	if c.Done() {
 		return
 	}
+	if !c.Skips("Catches") || !c.Skips("Asserts") {
+		catches(c, w, &ofCorrect, &ofVariant, run)
+	}
+	if !failed("Catches") && !failed("Asserts") {
+		c.Search(catchesSearch(w), w.Variant)
+	}
+	for _, m := range scenarios.All {
+		if c.Done() || c.Skips("New") {
+			return
+		}
+		matrixTellsApart(c, m, w.Variant)
+	}
+}
+
+// catches holds w's scenario to failing on w's variant, for what the
+// variant does, by its own expectations (Catches, Asserts): on the
+// variant, then on the variant unlabelled. ofCorrect holds what correct/
+// did on the scenario's deliveries; ofVariant records what the variant
+// does.
+func catches(c *Checker, w NewVariantWork, ofCorrect, ofVariant *behaviourLog, run func(lab.Variant) *report.Cell) {
+	sc := w.Scenario
 	switch cell := ofVariant.run(c.T, sc, w.Variant); {
-	case c.Skips("Catches") && c.Skips("Asserts"):
 	case cell.Pass:
 		detail := ""
 		if cell.Detail != "" {
@@ -118,10 +192,10 @@ func NewVariant(c *Checker, w NewVariantWork) {
 		c.Failf("Catches", catchesShows,
 			"%s holds on %s: it does not catch the mistake %q%s", sc.Name, w.Variant.Name, w.Variant.Mistake, detail)
 	case len(scenarioOwnFailures(cell)) == 0:
-		c.Fail(Failure{Guarantee: "Asserts", Shows: "your scenario itself reports the guarantee your variant breaks, not only the lab's own checks",
+		c.Fail(Failure{Guarantee: "Asserts", Shows: assertsShows,
 			Lines:      prefix(fmt.Sprintf("every expectation of %s holds on %s; only the lab's own checks failed it: ", sc.Name, w.Variant.Name), cell.Failures),
 			Transcript: cell.Transcript})
-	case ofVariant.same(&ofCorrect):
+	case ofVariant.same(ofCorrect):
 		c.Failf("Catches", catchesShows,
 			"%s fails on %s, which answers every delivery of it as correct/ does (%s) and leaves every database with correct/'s rows: "+
 				"the failure comes from something else than what the handler does (its name, its schema's text or structure, an error's words)",
@@ -136,18 +210,139 @@ func NewVariant(c *Checker, w NewVariantWork) {
 					"say nothing (the same statements, the same answers): it caught the words, not the mistake", sc.Name, w.Variant.Name)
 		}
 	}
-	for _, m := range scenarios.All {
-		if c.Done() || c.Skips("New") {
-			return
-		}
-		matrixTellsApart(c, m, w.Variant)
+}
+
+// newVariantStories is how many stories each of exercise 11's searches
+// tells, at -rapid.checks=100: a story is one run of the student's
+// scenario, a cell of its own. CatchesSearch's rewordings are few (16),
+// and each zone sees most of them.
+const newVariantStories, catchesStories = 100, 36
+
+// correctSearch is BehaviourSearch (how unset: correct/'s transaction in
+// other words) or FairSearch (how set: correct/'s transaction done
+// another legitimate way too, on a pool of any shape): w's scenario must
+// hold on every handler drawn. Its failure is guarantee's.
+func correctSearch(w NewVariantWork, guarantee, shows string, how bool) propertySpec {
+	sc := w.Scenario
+	return propertySpec{exercise: "newvariant", name: guarantee, shows: shows, stories: newVariantStories,
+		outside: func(tb *testing.T, t *rapid.T) {
+			d := drawCorrect(t, how)
+			useLabDefaults()
+			cell := labtest.RunCell(tb, sc, d.variant(w.Variant))
+			if cell.Pass {
+				return
+			}
+			if plain := labtest.RunCell(tb, sc, correctDraw{}.variant(w.Variant)); !plain.Pass {
+				if !how {
+					return // not the words' doing: FairSearch's to tell
+				}
+				// correct/ itself fails here, in this time zone: the
+				// story says so, whatever else was drawn.
+				d, cell = correctDraw{}, plain
+			}
+			t.Fatalf("%s fails on %s: %s\n\nthe story:\n%s", sc.Name, d, cell.Failures[0], cellStory(d.String(), cell))
+		}}
+}
+
+// catchesSearch is CatchesSearch: w's scenario must fail on every drawn
+// rewording of w's variant, by its own expectations.
+func catchesSearch(w NewVariantWork) propertySpec {
+	sc := w.Scenario
+	return propertySpec{exercise: "newvariant", name: "Catches", shows: catchesShows, stories: catchesStories,
+		outside: func(tb *testing.T, t *rapid.T) {
+			rw := drawVariantRewording(t)
+			useLabDefaults()
+			cell := labtest.RunCell(tb, sc, rw.apply(w.Variant))
+			what := rw.describe(w.Variant)
+			switch {
+			case cell.Pass:
+				t.Fatalf("%s holds on %s, which does what your variant does: it does not catch the mistake wherever it runs\n\nthe story:\n%s",
+					sc.Name, what, cellStory(what, cell))
+			case len(scenarioOwnFailures(cell)) == 0:
+				t.Fatalf("every expectation of %s holds on %s; only the lab's own checks failed it: %s\n\nthe story:\n%s",
+					sc.Name, what, cell.Failures[0], cellStory(what, cell))
+			}
+		}}
+}
+
+// cellStory tells a story of exercise 11's searches: the handler drawn,
+// and the scenario's transcript on it, at most storyLines long.
+func cellStory(handler string, cell *report.Cell) string {
+	lines := strings.Split(strings.TrimRight(cell.Transcript, "\n"), "\n")
+	if len(lines) > storyLines {
+		lines = append(lines[:storyLines], fmt.Sprintf("… %d more lines", len(lines)-storyLines))
 	}
+	return "1. the handler: " + handler + "\n2. your scenario on it:" + indented(strings.Join(lines, "\n"))
+}
+
+// storyLines caps the transcript a story of exercise 11's searches shows.
+const storyLines = 30
+
+// A variantRewording is the student's variant in other words, doing what
+// it does: the Catches search draws them. Its zero value is the variant
+// as it is.
+type variantRewording struct {
+	unlabelled     bool // no name a scenario would know, no mistake (as Unlabelled)
+	schemaReworded bool // its schema's text reworded (rewordSchema)
+	indexAdded     bool // an index nothing uses, on accounts (balance)
+	errorsReworded bool // its errors' words changed (as RewordedErrors)
+}
+
+// drawVariantRewording draws a rewording of a variant.
+func drawVariantRewording(t *rapid.T) variantRewording {
+	return variantRewording{
+		unlabelled:     rapid.Bool().Draw(t, "unlabelled"),
+		schemaReworded: rapid.Bool().Draw(t, "schema reworded"),
+		indexAdded:     rapid.Bool().Draw(t, "index added"),
+		errorsReworded: rapid.Bool().Draw(t, "errors reworded"),
+	}
+}
+
+// apply is v reworded as rw says.
+func (rw variantRewording) apply(v lab.Variant) lab.Variant {
+	name := v.Name
+	if rw.errorsReworded {
+		v = withRewordedErrors(v, name)
+	}
+	if rw.unlabelled {
+		v.Name, v.Mistake = fmt.Sprintf("variant %08x, unlabelled", crc32.ChecksumIEEE([]byte(name))), ""
+	}
+	if rw.indexAdded {
+		v.Schema += "\nCREATE INDEX exercise11_unused ON accounts (balance);\n"
+	}
+	if rw.schemaReworded {
+		v.Schema = rewordSchema(v.Schema)
+	}
+	return v
+}
+
+// describe names v reworded as rw says, for a story.
+func (rw variantRewording) describe(v lab.Variant) string {
+	var what []string
+	for _, c := range []struct {
+		on   bool
+		what string
+	}{
+		{rw.unlabelled, "unlabelled (no name you know, no mistake)"},
+		{rw.schemaReworded, "its schema's text reworded (case, line breaks, no comments)"},
+		{rw.indexAdded, "an index nothing uses, on accounts (balance)"},
+		{rw.errorsReworded, "its errors' words changed"},
+	} {
+		if c.on {
+			what = append(what, c.what)
+		}
+	}
+	if len(what) == 0 {
+		return v.Name + ", as it is"
+	}
+	return v.Name + " with: " + strings.Join(what, "; ")
 }
 
 const (
 	fairShows      = "your scenario holds on correct/ and on every handler that does what it does: it asks for nothing the pattern does not give"
 	behaviourShows = "your scenario judges what a handler answers and what the database holds, never words: the text of its SQL, its schema, its errors, its label"
 	catchesShows   = "your scenario fails on your variant, for what the variant does: it catches the mistake"
+	assertsShows   = "your scenario itself reports the guarantee your variant breaks, not only the lab's own checks"
 )
 
 // matrixTellsApart fails c if m, a column of the matrix, tells v from correct/:
@@ -331,9 +526,9 @@ func nodeText(src []byte, fset *token.FileSet, n ast.Node) string {
 // Reworded is correct/ with the text of its SQL changed and nothing else:
 // keywords in lower case, named parameters (:event_id, which a transcript
 // shows as they are, not as the values they stand for), the columns and
-// the conditions in another order: a point of what exercise 11's search
-// draws (correctDraw). Every column of the
-// matrix holds on it (TestRewordedHoldsTheMatrix). A scenario that holds
+// the conditions in another order: a point of what BehaviourSearch draws
+// (correctDraw), tried before it draws (Rewordings). Every column of the matrix
+// holds on it (TestRewordedHoldsTheMatrix). A scenario that holds
 // on correct/ and fails here judged the text of the statements, not what
 // they did.
 var Reworded = func() lab.Variant {
