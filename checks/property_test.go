@@ -94,7 +94,9 @@ func (spec propertySpec) check(name string, from, to int, broke *int, tell func(
 			if !failing && told <= from {
 				return // a story told elsewhere: in another zone, or not at all (see Search)
 			}
-			if failing && !rec.failed && budget.spent() {
+			// (A search told outside any cell reads the real clock, as
+			// rapid does: its own deadline ends the shortening.)
+			if failing && !rec.failed && spec.outside == nil && budget.spent() {
 				return // a shorter story rapid tries, past its time: taken as one that holds
 			}
 			budget.lastBroke = false
@@ -102,7 +104,9 @@ func (spec propertySpec) check(name string, from, to int, broke *int, tell func(
 				if p := recover(); p != nil {
 					if !failing {
 						*broke = told
-						budget.start()
+						if spec.outside == nil {
+							budget.start()
+						}
 					}
 					failing, budget.lastBroke = true, true
 					panic(p)
