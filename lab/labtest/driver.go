@@ -142,21 +142,16 @@ func (c *conn) Begin() (driver.Tx, error) {
 }
 
 func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	if c.lost {
-		return nil, errLost
-	}
-	s := newStmt(ctx, OpBegin, c.c.begin, nil)
-	if s == nil {
-		if err := c.c.hooks.blind(ctx); err != nil {
-			return nil, err
-		}
-		return c.base.(driver.ConnBeginTx).BeginTx(ctx, opts)
-	}
+	begin := c.c.begin
 	if opts.ReadOnly {
-		s.SQL = "BEGIN" // modernc ignores _txlock for read-only transactions
+		begin = "BEGIN" // modernc ignores _txlock for read-only transactions
 	}
-	if err := c.before(ctx, s); err != nil {
+	s, err := c.start(ctx, begin, nil, false)
+	if err != nil {
 		return nil, err
+	}
+	if s == nil {
+		return c.base.(driver.ConnBeginTx).BeginTx(ctx, opts)
 	}
 	tx, err := c.base.(driver.ConnBeginTx).BeginTx(ctx, opts)
 	var open *openTx
@@ -345,51 +340,39 @@ type hookedTx struct {
 	open *openTx
 }
 
-// Commit runs the hooks around COMMIT. A failure injected before it rolls the
-// transaction back for real, as a failed COMMIT does: the handler must be
-// able to trust that an error from Commit left nothing behind.
-func (t *hookedTx) Commit() error {
-	t.c.inTx = false
-	s := newStmt(t.ctx, OpCommit, "COMMIT", nil)
-	if s == nil && t.c.lost {
-		return errLost
-	}
-	if s == nil {
-		return t.base.Commit()
-	}
-	defer t.c.c.hooks.ended(t.open) // once the step is logged
-	s.pid = t.c.pid
-	if err := t.c.c.hooks.before(t.ctx, s); err != nil {
-		if !t.c.lost {
-			t.base.Rollback()
-		}
-		return err
-	}
-	err := errLost
-	if !t.c.lost {
-		err = t.base.Commit()
-	}
-	return t.c.c.finish(t.ctx, s, err)
-}
+// Commit runs the hooks around COMMIT (end).
+func (t *hookedTx) Commit() error { return t.end(OpCommit, t.base.Commit) }
 
-// Rollback runs the hooks around ROLLBACK. The rollback itself always runs,
-// even when a failure is injected before it: a connection must never go back
-// to the pool inside a transaction.
-func (t *hookedTx) Rollback() error {
+// Rollback runs the hooks around ROLLBACK (end).
+func (t *hookedTx) Rollback() error { return t.end(OpRollback, t.base.Rollback) }
+
+// end runs the hooks around the COMMIT or ROLLBACK (op) that ends t, and
+// run, which does it, between them. A failure injected before a COMMIT
+// rolls the transaction back for real, as a failed COMMIT does: the handler
+// must be able to trust that an error from Commit left nothing behind. A
+// ROLLBACK runs even when a failure is injected before it: a connection
+// must never go back to the pool inside a transaction.
+func (t *hookedTx) end(op Op, run func() error) error {
 	t.c.inTx = false
-	s := newStmt(t.ctx, OpRollback, "ROLLBACK", nil)
+	s := newStmt(t.ctx, op, string(op), nil)
 	if s == nil && t.c.lost {
 		return errLost
 	}
 	if s == nil {
-		return t.base.Rollback()
+		return run()
 	}
 	defer t.c.c.hooks.ended(t.open) // once the step is logged
 	s.pid = t.c.pid
 	injected := t.c.c.hooks.before(t.ctx, s)
+	if injected != nil && op == OpCommit {
+		if !t.c.lost {
+			t.base.Rollback()
+		}
+		return injected
+	}
 	err := errLost
 	if !t.c.lost {
-		err = t.base.Rollback()
+		err = run()
 	}
 	if err := t.c.c.finish(t.ctx, s, err); err != nil {
 		return err

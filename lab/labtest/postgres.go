@@ -91,8 +91,9 @@ func withDatabase(dsn, name string) (string, error) {
 	}
 	u := &url.URL{Scheme: "postgres", Path: "/" + name}
 	q := url.Values{}
-	if cfg.Host != "" && cfg.Host[0] == '/' {
+	if strings.HasPrefix(cfg.Host, "/") { // a socket directory
 		q.Set("host", cfg.Host)
+		q.Set("port", fmt.Sprint(cfg.Port))
 	} else {
 		u.Host = fmt.Sprintf("%s:%d", cfg.Host, cfg.Port)
 	}
@@ -102,9 +103,6 @@ func withDatabase(dsn, name string) (string, error) {
 		} else {
 			u.User = url.User(cfg.User)
 		}
-	}
-	if cfg.Host != "" && cfg.Host[0] == '/' {
-		q.Set("port", fmt.Sprint(cfg.Port))
 	}
 	q.Set("sslmode", "disable")
 	if sm := cfgSSLMode(dsn); sm != "" {
