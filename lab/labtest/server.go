@@ -229,15 +229,8 @@ func RunServerCell(t *testing.T, sc Scenario, v lab.Variant, srv *Server, level 
 // the accounts, on a connection of the control pool, as a migration would
 // before the service starts.
 func (s *Server) create(ns string, schema []string, accounts []Account) error {
-	ctx := context.Background()
-	c, err := s.control.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
 	enter, leave := s.engine.create(ns)
-	defer execAll(ctx, c, "leaving", leave)
-	return execAll(ctx, c, "creating", slices.Concat(enter, schema, inserts("", accounts)))
+	return s.execAll("creating", slices.Concat(enter, schema, inserts("", accounts)), leave)
 }
 
 // reseed empties the tables of namespace ns (engine.empty) and writes the
@@ -245,13 +238,7 @@ func (s *Server) create(ns string, schema []string, accounts []Account) error {
 // the variant's pool would write at the variant's isolation level, and at
 // SERIALIZABLE take locks of the lab's own.
 func (s *Server) reseed(ns string, accounts []Account) error {
-	ctx := context.Background()
-	c, err := s.control.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	return execAll(ctx, c, "reseeding", slices.Concat(s.engine.empty(ns), inserts(ns+".", accounts)))
+	return s.execAll("reseeding", slices.Concat(s.engine.empty(ns), inserts(ns+".", accounts)), nil)
 }
 
 // inserts are the statements that write accounts into table
@@ -265,9 +252,21 @@ func inserts(prefix string, accounts []Account) []string {
 	return out
 }
 
-// execAll runs statements on c in turn, stopping at the first that fails;
-// the error says doing what.
-func execAll(ctx context.Context, c *sql.Conn, doing string, statements []string) error {
+// execAll runs statements in turn on one connection of the control pool,
+// stopping at the first that fails (the error says doing what), then the
+// statements of after, whatever happened.
+func (s *Server) execAll(doing string, statements, after []string) error {
+	ctx := context.Background()
+	c, err := s.control.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	defer func() {
+		for _, st := range after {
+			c.ExecContext(ctx, st)
+		}
+	}()
 	for _, st := range statements {
 		if _, err := c.ExecContext(ctx, st); err != nil {
 			return fmt.Errorf("%s: %s: %w", doing, st, err)
