@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -73,13 +74,9 @@ func WriteFinished(dir, test string, f Finished) error {
 	if err != nil {
 		return err
 	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
+	defer os.Remove(tmp.Name()) // after a failure; renamed, it is gone already
+	_, err = tmp.Write(data)
+	if err := errors.Join(err, tmp.Close()); err != nil {
 		return err
 	}
 	return os.Rename(tmp.Name(), finishedPath(dir, test))
