@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -95,7 +96,7 @@ func TestMariaDBWaitDetector(t *testing.T) {
 	}()
 	seen := false
 	for deadline := time.Now().Add(10 * time.Second); !seen && time.Now().Before(deadline); {
-		w, err := waitsMariaDB(srv.control, waiterID)
+		w, err := waitsMariaDB(srv.engine.(mariadbEngine).status, waiterID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +111,7 @@ func TestMariaDBWaitDetector(t *testing.T) {
 		t.Fatalf("waitsMariaDB(waiter %d) = false for 10 s, want true", waiterID)
 	}
 	for _, id := range []int64{holderID, idleID} {
-		if w, err := waitsMariaDB(srv.control, id); err != nil || w {
+		if w, err := waitsMariaDB(srv.engine.(mariadbEngine).status, id); err != nil || w {
 			t.Errorf("waitsMariaDB(%d, not waiting) = %v, %v, want false", id, w, err)
 		}
 	}
@@ -222,4 +223,50 @@ func TestMariaDBLevels(t *testing.T) {
 		}
 		r.Close()
 	}
+}
+
+// TestStatusReaderShares: a call made while a reading is under way is not
+// answered by that reading, which may have been taken before the wait it
+// asks about began, but by the next one; calls waiting together share
+// that next reading.
+func TestStatusReaderShares(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		readings := make(chan chan string)
+		st := &statusReader{fetch: func() (string, error) {
+			text := make(chan string)
+			readings <- text
+			return <-text, nil
+		}}
+		read := func() <-chan string {
+			got := make(chan string, 1)
+			go func() {
+				text, err := st.read()
+				if err != nil {
+					t.Errorf("read() error %v, want none", err)
+				}
+				got <- text
+			}()
+			return got
+		}
+		first := read()
+		reading1 := <-readings // the first call's reading is under way
+		second, third := read(), read()
+		synctest.Wait() // both wait for the next reading
+		reading1 <- "reading 1"
+		if got := <-first; got != "reading 1" {
+			t.Errorf("the first call read %q, want %q", got, "reading 1")
+		}
+		(<-readings) <- "reading 2"
+		for _, got := range []string{<-second, <-third} {
+			if got != "reading 2" {
+				t.Errorf("a call made during reading 1 read %q, want %q", got, "reading 2")
+			}
+		}
+		synctest.Wait()
+		select {
+		case <-readings:
+			t.Errorf("a third reading began; the two calls made during the first share the second")
+		default:
+		}
+	})
 }

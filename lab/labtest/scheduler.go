@@ -484,6 +484,12 @@ func (sc *scheduler) step(s *session) string {
 	defer func() { sc.stepping = nil }()
 	s.release <- struct{}{}
 	if sc.realtime {
+		// Most statements end within a poll interval: the server is asked
+		// whether this one waits only once it has had that long to park
+		// or finish (awaitReal), not while it is on its way there. In a
+		// run of TestMariaDB, 107,000 steps, the server was asked 164,000
+		// times without the pause, 64,000 times with it.
+		sc.pause()
 		waits := sc.awaitReal(s, st.pid)
 		sc.mu.Lock()
 		s.waiting = waits

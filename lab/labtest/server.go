@@ -504,10 +504,16 @@ func (sc *scheduler) awaitReal(s *session, pid uint32) bool {
 		if time.Now().After(deadline) {
 			panic(fmt.Sprintf("lab: session %s has been neither parked, finished nor waiting for a lock for %v", s.name, stuckReal))
 		}
-		select {
-		case <-sc.changed:
-		case <-time.After(pollEvery):
-		}
+		sc.pause()
+	}
+}
+
+// pause waits, in real time, until a session parks or finishes, or
+// pollEvery has passed, whichever comes first.
+func (sc *scheduler) pause() {
+	select {
+	case <-sc.changed:
+	case <-time.After(pollEvery):
 	}
 }
 
@@ -558,10 +564,7 @@ func (sc *scheduler) settleReal(untilProgress bool) {
 		if time.Now().After(deadline) {
 			panic(fmt.Sprintf("lab: sessions %v wait for each other's locks for %v and the server ends none of them", sc.waitingNames(), stuckReal))
 		}
-		select {
-		case <-sc.changed:
-		case <-time.After(pollEvery):
-		}
+		sc.pause()
 	}
 }
 
