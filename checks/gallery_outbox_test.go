@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"hash/crc32"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -62,7 +64,25 @@ type outboxFix struct {
 	// the relay's next run comes hours later, after 64 other messages:
 	// the resend is no longer among the recent ids, and is kept twice.
 	recentIDs bool
-	by        []string
+	// crcIDs: the mailbox remembers the ids it has seen as their CRC-32
+	// (IEEE), four bytes each, not the ids, which can be long. Blind round
+	// 3's crc32seen: two credits whose receipt ids share a CRC-32
+	// (provider-a/evt-fee72ef6c8dd and provider-a/evt-547c1be46ecd, both
+	// 0x95813cb4) are two receipts, and the mailbox drops the second.
+	crcIDs bool
+	// dayWindow: the mailbox forgets an id a day after it took it in, by
+	// the wall clock (time.Now), so that its memory stays bounded. Blind
+	// round 3's ttl24h: the mail server delivers a receipt but loses the
+	// acknowledgement, then the relay's host is down for a day and a half;
+	// its resend arrives past the window, and is kept twice.
+	dayWindow bool
+	// ringIDs: the mailbox remembers the last 16,384 ids it took in (a
+	// ring), since a resend comes seconds after the original. Blind round
+	// 3's ring16k: a relay paused after reading a backlog of 20,000
+	// receipts, which another relay sends meanwhile, resends the first
+	// 3,616 after they left the ring.
+	ringIDs bool
+	by      []string
 }
 
 var outboxFixes = []outboxFix{
@@ -78,6 +98,9 @@ var outboxFixes = []outboxFix{
 	// the guarantees that run in the process's own zone do first.
 	{name: "relay-compares-utc-with-local", queuedBefore: true, by: []string{"MailSearch", "OneReceiptPerCredit"}},
 	{name: "mailbox-remembers-64-ids", recentIDs: true, by: []string{"ResendAfterManyReceipts"}},
+	{name: "mailbox-remembers-crc-32s", crcIDs: true, by: []string{"MailSearch"}},
+	{name: "mailbox-forgets-after-a-day", dayWindow: true, by: []string{"MailSearch"}},
+	{name: "mailbox-remembers-16384-ids", ringIDs: true, by: []string{"ResendAfterManyReceipts"}},
 }
 
 func (w outboxFix) service() outbox.Service {
@@ -125,8 +148,15 @@ func (w outboxFix) service() outbox.Service {
 	if w.noDedupe {
 		s.Receiver = func() outbox.Mailbox { return &outbox.Receiver{} }
 	}
-	if w.recentIDs {
+	switch {
+	case w.recentIDs:
 		s.Receiver = func() outbox.Mailbox { return &recentMailbox{} }
+	case w.crcIDs:
+		s.Receiver = func() outbox.Mailbox { return &crcMailbox{} }
+	case w.dayWindow:
+		s.Receiver = func() outbox.Mailbox { return &windowMailbox{} }
+	case w.ringIDs:
+		s.Receiver = func() outbox.Mailbox { return &ringMailbox{} }
 	}
 	return s
 }
@@ -152,6 +182,123 @@ func (b *recentMailbox) Receive(m outbox.Message) {
 
 // Messages returns what the mailbox holds.
 func (b *recentMailbox) Messages() []outbox.Message { return b.got }
+
+// crcMailbox keeps one copy of each message whose id's CRC-32 it has not
+// seen.
+type crcMailbox struct {
+	mu   sync.Mutex
+	seen map[uint32]bool
+	got  []outbox.Message
+}
+
+// Receive takes m in unless its id's CRC-32 came before.
+func (b *crcMailbox) Receive(m outbox.Message) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h := crc32.ChecksumIEEE([]byte(m.ID))
+	if b.seen[h] {
+		return
+	}
+	if b.seen == nil {
+		b.seen = map[uint32]bool{}
+	}
+	b.seen[h] = true
+	b.got = append(b.got, m)
+}
+
+// Messages returns what the mailbox holds.
+func (b *crcMailbox) Messages() []outbox.Message {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.got
+}
+
+// dedupWindow is how long windowMailbox remembers an id.
+const dedupWindow = 24 * time.Hour
+
+// windowMailbox keeps one copy of each message whose id it has not taken
+// in within the last dedupWindow, by time.Now.
+type windowMailbox struct {
+	mu    sync.Mutex
+	seen  map[string]time.Time // when each id was taken in
+	swept int                  // how many ids the last sweep left
+	got   []outbox.Message
+}
+
+// Receive takes m in unless its id came within the window. Each time the
+// ids it remembers have doubled, it forgets those older than the window
+// (the student's swept at every message: the same answers, in quadratic
+// time).
+func (b *windowMailbox) Receive(m outbox.Message) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := time.Now()
+	if at, ok := b.seen[m.ID]; ok && now.Sub(at) < dedupWindow {
+		return
+	}
+	if b.seen == nil {
+		b.seen = map[string]time.Time{}
+	}
+	if len(b.seen) >= 2*b.swept {
+		for id, at := range b.seen {
+			if now.Sub(at) >= dedupWindow {
+				delete(b.seen, id)
+			}
+		}
+		b.swept = len(b.seen)
+	}
+	b.seen[m.ID] = now
+	b.got = append(b.got, m)
+}
+
+// Messages returns what the mailbox holds.
+func (b *windowMailbox) Messages() []outbox.Message {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.got
+}
+
+// ringSize is how many ids ringMailbox remembers.
+const ringSize = 1 << 14
+
+// ringMailbox keeps one copy of each message whose id is not among the
+// last ringSize it took in.
+type ringMailbox struct {
+	mu   sync.Mutex
+	seen map[string]bool
+	ring []string // the remembered ids, oldest first once full
+	next int      // where the next id goes, once the ring is full
+	got  []outbox.Message
+}
+
+// Receive takes m in unless its id is in the ring, and puts its id in the
+// ring in place of the oldest.
+func (b *ringMailbox) Receive(m outbox.Message) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.seen[m.ID] {
+		return
+	}
+	if b.seen == nil {
+		b.seen = map[string]bool{}
+	}
+	if len(b.ring) < ringSize {
+		b.ring = append(b.ring, m.ID)
+	} else {
+		delete(b.seen, b.ring[b.next])
+		b.ring[b.next] = m.ID
+		b.next = (b.next + 1) % ringSize
+	}
+	b.seen[m.ID] = true
+	b.got = append(b.got, m)
+}
+
+// Messages returns what the mailbox holds.
+func (b *ringMailbox) Messages() []outbox.Message {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.got
+}
 
 func TestGalleryOutbox(t *testing.T) {
 	for _, w := range outboxFixes {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"modernc.org/sqlite"
 	"pgregory.net/rapid"
@@ -140,7 +141,7 @@ func (p *postman) Send(_ context.Context, m outbox.Message) error {
 //
 // ResendAfterManyReceipts is the dimension MailSearch does not vary, how
 // many messages a mailbox takes in between a message and its resend:
-// thousands (see resendAfterManyReceipts).
+// 65,537 (see resendAfterManyReceipts).
 //
 // MailSearch is the ledger property (see ledger_test.go) with the relay as a
 // background job and a mail server that loses acknowledgements and
@@ -150,7 +151,10 @@ func (p *postman) Send(_ context.Context, m outbox.Message) error {
 //     sources and event ids hold '/', and twins split a key elsewhere
 //     around a '/' (acme/eu's x, acme's eu/x), drawn more often here than
 //     elsewhere, so that two credits whose keys written plainly
-//     (source/event_id) are one string meet;
+//     (source/event_id) are one string meet; and one event id from two
+//     sources alike, OrderSearch's pairs of orders alike (orderPairs), so
+//     that receipt ids meet that share their first 16, 32, 64 or 127
+//     bytes, or their FNV-1a 32 or CRC-32 (see alikeSources);
 //   - the relay: run alone, with an error before or after any of its
 //     statements, killed at any of them (a send it would make after its
 //     death never leaves), two relays at once, and relays among deliveries,
@@ -161,7 +165,10 @@ func (p *postman) Send(_ context.Context, m outbox.Message) error {
 //     reads time.Now (or SQLite's localtime), to stamp a row or to pick
 //     what to send, reads it in the process's time zone, a sixth of the
 //     stories in each of six zones (see Search); the bubble's clock moves
-//     by the fractions of a second lock waits take;
+//     by the fractions of a second lock waits take, and by pauses of a
+//     minute to a month between steps (see pause), so that a mailbox
+//     that forgets an id after a while (a day, a week, 30 days) meets its
+//     resend after it;
 //   - the model: after every step no two credits' receipts (the
 //     service's Receipt) share an id, since a mailbox keeps one message per
 //     id, and the mailbox holds only receipts of events credited, each once
@@ -181,9 +188,10 @@ func Outbox(c *Checker, s outbox.Service) {
 		propertySpec: propertySpec{exercise: "outbox", name: "MailSearch", stories: 100,
 			shows: "rapid's stories of credits and relays at once, relays killed or failing at any statement, acknowledgements lost and messages refused: one receipt per credit, none for an event never credited"},
 		env: env, jobs: []string{"relay"},
-		steps: map[string]func(*ledgerMachine, *rapid.T){"Relay": mj.relayStep, "SlashTwin": slashTwin},
-		weights: map[string]int{"New": 3, "Repeat": 2, "Changed": 1, "Twin": 1, "SlashTwin": 2, "Missing": 1, "Refused": 1, "Fault": 2, "Crash": 2,
-			"Race": 4, "FaultRace": 1, "Reconnect": 1, "Lost": 1, "Restart": 1, "Relay": 4},
+		steps: map[string]func(*ledgerMachine, *rapid.T){"Relay": mj.relayStep, "SlashTwin": slashTwin, "AlikeSources": alikeSources,
+			"Pause": pause},
+		weights: map[string]int{"New": 3, "Repeat": 2, "Changed": 1, "Twin": 1, "SlashTwin": 2, "AlikeSources": 1, "Missing": 1, "Refused": 1,
+			"Fault": 2, "Crash": 2, "Race": 4, "FaultRace": 1, "Reconnect": 1, "Lost": 1, "Restart": 1, "Relay": 4, "Pause": 2},
 		hooks: ledgerHooks{
 			begin:     func(*ledgerMachine, *rapid.T) { mj.post.reset(mj.receiver()) },
 			opened:    func(lm *ledgerMachine) { mj.post.db = lm.db },
@@ -298,7 +306,8 @@ func (p *storyPostman) messages() []outbox.Message {
 }
 
 // relayStep runs the relay as a job of its own: plainly, with an error before
-// or after one of its statements, or killed there (the service restarted).
+// or after one of its statements, or killed there (the service restarted);
+// then, half the time, its host goes down for a while (see pause).
 func (mj *mailJobs) relayStep(lm *ledgerMachine, t *rapid.T) {
 	post := mj.post
 	post.plan(t)
@@ -327,6 +336,9 @@ func (mj *mailJobs) relayStep(lm *ledgerMachine, t *rapid.T) {
 			indented(lm.c.Transcript.From(mark)))
 	}
 	lm.settle(t, nil, mark, nil) // the relay leaves the ledger alone
+	if rapid.Bool().Draw(t, "the relay's host goes down") {
+		pause(lm, t) // days may pass before its next run resends what failed
+	}
 }
 
 // slashTwin delivers a twin of a known key split elsewhere around a '/'
@@ -349,6 +361,43 @@ func slashTwin(lm *ledgerMachine, t *rapid.T) {
 		e = lab.Event{Source: k.Source, EventID: k.EventID, AccountID: lm.account(t), Amount: lm.amount(t)}
 	}
 	lm.deliver(t, "deliver a twin", e)
+}
+
+// alikeSources delivers one new event id from the two sources of a pair
+// of OrderSearch's orders alike (orderPairs): two events, whose receipt
+// ids, source/event_id, share their first 16, 32, 64 or 127 bytes, or
+// their FNV-1a 32 (which keeps a collision under a suffix both strings
+// share) or their CRC-32 (which keeps one of two strings of one length
+// under a prefix and a suffix both share), as TestOrderPairsCollide
+// computes. A mailbox that remembers an id by a few bytes of it or by a
+// 32-bit hash takes the second receipt for the first.
+func alikeSources(lm *ledgerMachine, t *rapid.T) {
+	pair := rapid.SampledFrom(orderPairs[1:]).Draw(t, "two sources alike")
+	e := lm.fresh(t)
+	for k := 1; lm.m.ever[lab.Key{Source: pair[0], EventID: e.EventID}] || lm.m.ever[lab.Key{Source: pair[1], EventID: e.EventID}]; k++ {
+		e.EventID = fmt.Sprintf("evt-%d~%d", lm.next, k) // an earlier pair took it
+	}
+	for _, source := range pair {
+		e.Source = source
+		lm.deliver(t, "deliver from a source alike", e)
+	}
+}
+
+// pauses are how long pause lets the clock run: a minute to a month,
+// just past the windows a mailbox may forget an id after (a day, two,
+// three, a week, two, 30 days).
+var pauses = []time.Duration{time.Minute, 15 * time.Minute, time.Hour, 6 * time.Hour, 25 * time.Hour, 36 * time.Hour, 49 * time.Hour,
+	73 * time.Hour, 8 * 24 * time.Hour, 15 * 24 * time.Hour, 31 * 24 * time.Hour}
+
+// pause lets the story's clock run between two steps, as a relay whose
+// host is down, or a mail server that refuses everything, lets days pass
+// between a send and its resend. The clock is the bubble's: time.Sleep
+// moves it at once, and waits for nothing (no goroutine of the story runs
+// meanwhile).
+func pause(lm *ledgerMachine, t *rapid.T) {
+	d := rapid.SampledFrom(pauses).Draw(t, "pause")
+	time.Sleep(d)
+	lm.story.add("the clock moves %v, nothing running (the relay's host is down), to %s", d, showTime(time.Now()))
 }
 
 // jobString renders a job's answer.
@@ -533,21 +582,41 @@ func oneReceiptPerCredit(s outbox.Service, mail *postman) labtest.Scenario {
 
 // receiptsBetween is how many other messages ResendAfterManyReceipts hands
 // the mailbox between a receipt and its resend: more than a mailbox that
-// remembers only the recent ids (64, 1000, 10000 of them) holds, and no
-// round number.
-const receiptsBetween = 10007
+// remembers only the recent ids holds, at the bounds a developer picks
+// (64, 1,000, 10,000, 16,384, 50,000, 65,536 of them), and no round
+// number. A bound above it goes unseen: any count does, for some bound.
+// The story takes the reference solution a second or two (its 64 relay
+// runs, see refusedEvery, included); a mailbox that looks for an id among
+// all it holds, one by one, half a minute.
+const receiptsBetween = 65537
+
+// refusedEvery is how many of the other receipts reach the mailbox between
+// two runs of the relay in ResendAfterManyReceipts, each refused by the
+// mail server: the runs are statements, which tell the lab that the story
+// goes on while a mailbox that looks for an id among all it holds, one by
+// one, takes seconds over the receipts.
+const refusedEvery = 1024
+
+// resentEvery is the step of the other receipts that
+// ResendAfterManyReceipts sends again at the end: the first, every
+// resentEvery-th, and the last, the old and the recent.
+const resentEvery = 64
 
 // resendAfterManyReceipts: the mail server delivers evt-1's receipt but
-// loses the acknowledgement, so the relay keeps it to send again; its next
-// run comes hours later (the mail server was down), after receiptsBetween
-// other receipts reached the same mailbox, other shops' (provider-b's
-// events). The resend must still be dropped: the mailbox holds evt-1's
-// receipt once, and every other receipt once.
+// loses the acknowledgement, so the relay keeps it to send again; the mail
+// server then refuses it at every run of the relay for hours, while
+// receiptsBetween other receipts reach the same mailbox, other shops'
+// (provider-b's events). The resend must still be dropped: the mailbox
+// holds evt-1's receipt once. Then one in resentEvery of the others
+// arrives again, from the first to the last (their relays'
+// acknowledgements were lost too): each must be dropped, every id ever
+// taken in being still refused, whichever a bounded mailbox forgets (the
+// oldest, or any once it is full).
 func resendAfterManyReceipts(s outbox.Service, mail *postman) labtest.Scenario {
 	return labtest.Scenario{
 		Name: "ResendAfterManyReceipts",
-		Shows: fmt.Sprintf("a receipt delivered with its acknowledgement lost, and resent after %s reached the mailbox: one copy",
-			report.Count(receiptsBetween, "other message", "other messages")),
+		Shows: fmt.Sprintf("a receipt resent after %s reached the mailbox, then one in %d of those: one copy each",
+			report.Count(receiptsBetween, "other message", "other messages"), resentEvery),
 		Run: func(r *labtest.Run) {
 			ctx := context.Background()
 			mailbox := s.Receiver()
@@ -561,11 +630,27 @@ func resendAfterManyReceipts(s outbox.Service, mail *postman) labtest.Scenario {
 				r.Errorf("Relay: %v", err)
 			}
 			mail.loseAck = false
-			others := map[string]bool{}
+			other := func(i int) outbox.Message {
+				return s.Receipt(lab.Event{Source: "provider-b", EventID: fmt.Sprintf("order-%06d", i+1), AccountID: 1, Amount: 100})
+			}
 			for i := range receiptsBetween {
-				m := s.Receipt(lab.Event{Source: "provider-b", EventID: fmt.Sprintf("order-%05d", i+1), AccountID: 1, Amount: 100})
-				others[m.ID] = true
-				mailbox.Receive(m)
+				mailbox.Receive(other(i))
+				if (i+1)%refusedEvery == 0 {
+					// The relay's run of these few seconds: the mail server
+					// still refuses evt-1's receipt.
+					mail.refuse = true
+					failed := mail.failed
+					var err error
+					db.RunSessions(func(ctx context.Context) {
+						ctx, cancel := context.WithCancel(ctx) // a context that can end, as a job's does
+						defer cancel()
+						err = s.Relay(ctx, db.Pool(), mail)
+					})
+					if err != nil && mail.failed == failed {
+						r.Errorf("Relay, with a mail server that refuses a message: %v", err)
+					}
+					mail.refuse = false
+				}
 			}
 			for range 2 {
 				if err := s.Relay(ctx, db.Pool(), mail); err != nil {
@@ -582,8 +667,8 @@ func resendAfterManyReceipts(s outbox.Service, mail *postman) labtest.Scenario {
 					scenarios.ShowKey(id), got, report.Count(receiptsBetween, "other message", "other messages"))
 			}
 			var twice, missing int
-			for other := range others {
-				switch count[other] {
+			for i := range receiptsBetween {
+				switch count[other(i).ID] {
 				case 0:
 					missing++
 				case 1:
@@ -594,6 +679,18 @@ func resendAfterManyReceipts(s outbox.Service, mail *postman) labtest.Scenario {
 			if missing > 0 || twice > 0 {
 				r.Errorf("of the %d other messages, the mailbox holds %d not at all and %d more than once, want every one once",
 					receiptsBetween, missing, twice)
+			}
+			resent := 0
+			before := len(mailbox.Messages())
+			for i := 0; i < receiptsBetween; i += resentEvery {
+				mailbox.Receive(other(i))
+				resent++
+			}
+			mailbox.Receive(other(receiptsBetween - 1))
+			resent++
+			if kept := len(mailbox.Messages()) - before; kept > 0 {
+				r.Errorf("of %d of the other messages sent again (one in %d, the first to the last), the mailbox kept %d, want none: it took each in before",
+					resent, resentEvery, kept)
 			}
 			r.WantBalance(db, 1, 100)
 		},
