@@ -130,6 +130,16 @@ var newvariantFixes = []struct {
 		"test_42 and wants applied: only the lab's invariant (balance against inbox) fails it",
 		checks.NewVariantWork{Variant: uncreditedTestIDs, Scenario: wantsTestIDApplied}, []string{"Asserts"}},
 
+	// Blind round 3 (testdata/blind/round3, b-newvariant__accountfirst),
+	// accepted by the check of its day: no mistake at all. The variant looks
+	// the account up first and answers a repeat naming a missing account
+	// unknown account; correct/ answers payload conflict. Both are errors
+	// that write nothing, and scenarios/repeat.go lets a handler check the
+	// account first: FairSearch draws correct/ that does.
+	{"account-first-is-no-mistake", "the account looked up before the inbox, taken for a mistake; the scenario wants " +
+		"evt-1 repeated with a missing account to be a payload conflict, never unknown account",
+		checks.NewVariantWork{Variant: accountFirst, Scenario: repeatNamesMissingAccount}, []string{"Fair"}},
+
 	// Of our own, for what only the searches draw: each scenario holds on
 	// correct/, on every listed equivalent and rewording and on the
 	// variant unlabelled, and breaks on one drawn handler or rewording, in
@@ -519,6 +529,53 @@ func (h commitLookup) Process(ctx context.Context, e lab.Event) (lab.Outcome, er
 	}
 	return outcome, nil
 }
+
+// accountFirst is round 3's: correct/ that looks the account up first, in
+// its transaction, and answers a missing one unknown account before it
+// reads the inbox.
+var accountFirst = lab.Variant{Name: "gallery/newvariant/account-first", Mistake: "the account looked up before the inbox",
+	Schema: correct.Schema, DSN: correct.DSN,
+	New: func(db *sql.DB) lab.Processor { return accountChecked{correct.New(db), db} }}
+
+type accountChecked struct {
+	inner lab.Processor
+	db    *sql.DB
+}
+
+// Process answers an event for a missing account unknown account, else as
+// correct/ does. (Its lookup runs before correct/'s transaction, not in it:
+// the same answers, for what the scenario asks.)
+func (h accountChecked) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) {
+	if err := e.Validate(); err != nil {
+		return 0, err
+	}
+	var exists int
+	if err := h.db.QueryRowContext(ctx, `SELECT count(*) FROM accounts WHERE id = $1`, e.AccountID).Scan(&exists); err != nil {
+		return 0, lab.Classify(err)
+	}
+	if exists == 0 {
+		return 0, fmt.Errorf("%w: account %d does not exist", lab.ErrUnknownAccount, e.AccountID)
+	}
+	return h.inner.Process(ctx, e)
+}
+
+// repeatNamesMissingAccount is round 3's scenario: evt-1, then evt-1
+// naming account 99, which does not exist, wanted a payload conflict.
+var repeatNamesMissingAccount = labtest.Scenario{Name: "Mine", Shows: "a repeat that names a missing account is a payload conflict",
+	Run: func(r *labtest.Run) {
+		db := r.Open()
+		e := lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 500}
+		r.WantOutcome(db.Deliver(e), lab.Applied)
+		twin := e
+		twin.AccountID = 99
+		a := db.Deliver(twin)
+		r.WantError(a, lab.ErrPayloadConflict)
+		if errors.Is(a.Err, lab.ErrUnknownAccount) {
+			r.Errorf("the repeat of evt-1 with account 99 answered unknown account: the key decides first")
+		}
+		r.WantBalance(db, 1, 500)
+		r.WantInbox(db, 1)
+	}}
 
 // slashTwins delivers acme/eu's 7 and acme's eu/7, two events, and the
 // second again: both apply, the repeat is a duplicate.

@@ -38,8 +38,9 @@ type correctDraw struct {
 	commitMismatch bool // COMMIT, not ROLLBACK, before a payload conflict (equivalent/commitmismatch)
 	poolReads      bool // SELECT 1, a PRAGMA, a balance read and a ping on the pool first (equivalent/poolping)
 	mutex          bool // every delivery behind one mutex, the variant's in the process (equivalent/mutex)
-	plainBegin     bool // a plain BEGIN: no _txlock (equivalent/plainbegin); never with readFirst
+	plainBegin     bool // a plain BEGIN: no _txlock (equivalent/plainbegin); never with readFirst or accountFirst
 	wal            bool // journal_mode=WAL (equivalent/wal)
+	accountFirst   bool // the account looked up first, in the transaction: a missing one is unknown before the inbox is read
 	shape          poolShape
 
 	// Its words (both searches draw these).
@@ -97,10 +98,14 @@ func drawCorrect(t *rapid.T, how bool) correctDraw {
 		d.commitMismatch = rapid.Bool().Draw(t, "commit before a conflict")
 		d.poolReads = rapid.Bool().Draw(t, "reads on the pool first")
 		d.mutex = rapid.Bool().Draw(t, "behind a mutex")
-		// Drawn whatever was drawn before, so that the draws that follow
-		// stay where rapid's shrinking looks for them.
-		d.plainBegin = rapid.Bool().Draw(t, "plain BEGIN") && !d.readFirst
+		plainBegin := rapid.Bool().Draw(t, "plain BEGIN")
 		d.wal = rapid.Bool().Draw(t, "WAL")
+		d.accountFirst = rapid.Bool().Draw(t, "account first")
+		// Drawn whatever was drawn before, so that the draws that follow
+		// stay where rapid's shrinking looks for them; never with a read
+		// before the first write, which a plain BEGIN cannot upgrade
+		// (naive/deferred).
+		d.plainBegin = plainBegin && !d.readFirst && !d.accountFirst
 		d.shape = rapid.SampledFrom([]poolShape{0, 1, 2}).Draw(t, "pool")
 	}
 	d.sql = sqlWords{
@@ -138,6 +143,7 @@ func (d correctDraw) String() string {
 	add(d.mutex, "every delivery behind one mutex")
 	add(d.plainBegin, "a plain BEGIN (no _txlock)")
 	add(d.wal, "journal_mode=WAL")
+	add(d.accountFirst, "looks the account up first, in its transaction")
 	add(d.sql.lower, "SQL keywords in lower case")
 	add(d.sql.params > 0, []string{"", "parameters ?1…", "anonymous parameters ?", "named parameters :source…"}[d.sql.params])
 	if d.sql.columns != insertOrders[0] && d.sql.columns != [4]uint8{} {
@@ -412,6 +418,18 @@ func (h *drawnHandler) Process(ctx context.Context, e lab.Event) (lab.Outcome, e
 	}
 	defer tx.Rollback()
 
+	if h.d.accountFirst {
+		// A missing account is answered before the inbox is read: an
+		// error that writes nothing, as the key's check would give
+		// (scenarios/repeat.go: a handler may check the account first).
+		var exists int64
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM accounts WHERE id = $1`, e.AccountID).Scan(&exists); err != nil {
+			return 0, rewordedClassify(ctx, err)
+		}
+		if exists == 0 {
+			return 0, fmt.Errorf("%w: account %d does not exist", lab.ErrUnknownAccount, e.AccountID)
+		}
+	}
 	var account, amount int64
 	read := func() error {
 		s := h.sql.read
@@ -492,7 +510,7 @@ func TestDrawnCorrectHoldsTheMatrix(t *testing.T) {
 	}
 	useLabDefaults()
 	gen := rapid.Custom(func(t *rapid.T) correctDraw { return drawCorrect(t, true) })
-	draws := []correctDraw{{readFirst: true, untargeted: true, commitMismatch: true, poolReads: true, mutex: true, wal: true, shape: 1,
+	draws := []correctDraw{{readFirst: true, untargeted: true, commitMismatch: true, poolReads: true, mutex: true, wal: true, accountFirst: true, shape: 1,
 		sql:    sqlWords{lower: true, params: 2, columns: insertOrders[3], swap: true, alias: true, oneLine: true},
 		schema: schemaWords{extended: true, keyReversed: true, unique: true, reworded: true}, rewordErrors: true, label: labelUnlabelled}}
 	for i := range drawnHoldTheMatrix {

@@ -79,9 +79,10 @@ type NewVariantWork struct {
 //     composition of the legitimate choices of ../equivalent — the stored
 //     row read first, ON CONFLICT without a target, COMMIT before a
 //     payload conflict, reads and a ping on the pool before BEGIN, every
-//     delivery behind a mutex, a plain BEGIN (never with the
-//     read first: that is naive/deferred), WAL — with every rewording
-//     below;
+//     delivery behind a mutex, a plain BEGIN, WAL — and the account
+//     looked up first (a missing one answered before the inbox is read, as
+//     scenarios/repeat.go allows), with every rewording below; never a
+//     plain BEGIN with a read before the first write (naive/deferred);
 //   - the words of correct/ (Behaviour, and Fair): its SQL's keywords'
 //     case, parameters ($1, ?1, ?, :name), the INSERT's column order,
 //     the order of the SELECT's columns, of the conditions, of the
