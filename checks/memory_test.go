@@ -563,13 +563,13 @@ func checkpointsOff(shown, which, journal string, checkpoint int) (dsnFinding, b
 // frames after walGrowth's commits, 8,416 with a threshold of 1,000,000.
 // The check allows four times that threshold and the commit that crosses
 // it (so a DSN's wal_autocheckpoint up to 4000 passes), room for one that
-// tunes checkpoints for throughput; a threshold of a million pages (about 4 GB) lets the
-// log grow with every commit until the disk is full, and every delivery
-// then fails with SQLITE_FULL.
+// tunes checkpoints for throughput; a threshold of a million pages (about
+// 4 GB) lets the log grow with every commit until the disk is full, and
+// every delivery then fails with SQLITE_FULL.
 const (
-	walFramesBound   = 4*1000 + 2*walGrowthPages // the most frames the -wal may hold: four times the default threshold, and a commit
+	walFramesBound   = 4*1000 + 2*walGrowthPages // frames the -wal may hold: 4 × the default threshold, and a commit
 	walGrowthPages   = 64                        // the pages of the blob each of walGrowth's commits writes
-	walGrowthCommits = 125                       // walGrowth's commits of a blob: 8,000 pages, twice walFramesBound
+	walGrowthCommits = 125                       // walGrowth's commits: 8,000 pages, about twice walFramesBound
 )
 
 // walGrowth judges automatic checkpoints by what they are for: it opens
