@@ -20,12 +20,7 @@ import (
 // docs/engines.md's table). The correct variant must hold every scenario
 // at every level. Without IDEMLAB_MARIADB it skips with one line.
 func TestMariaDB(t *testing.T) {
-	mariadbSuite.run(t)
-	if *update && !t.Failed() {
-		if err := updateReadmeBlock("engines"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	mariadbSuite.run(t, func() error { return updateReadmeBlock("engines") })
 }
 
 // TestMariaDBRegistry holds the MariaDB-only variants to what TestRegistry

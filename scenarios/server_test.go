@@ -28,6 +28,13 @@ type suite struct {
 	scenarios []labtest.Scenario
 	rows      func() []lab.Variant
 	levels    []labtest.Level
+	// atOnce: every cell of every level may run beside any other, as
+	// many at a time as -parallel allows, instead of a column's cells
+	// beside each other and the columns and levels one after another.
+	// The cells of a server suite spend most of their time waiting for
+	// the server's answers, and each runs in a namespace of its own, so
+	// a cell is judged the same whatever runs beside it.
+	atOnce bool
 }
 
 // levels returns a Level for each isolation level.
@@ -52,6 +59,7 @@ var mariadbSuite = suite{
 	// stale check becomes a 1020 that its retry runs again.
 	levels: []labtest.Level{{Isolation: lab.ReadCommitted}, {Isolation: lab.RepeatableRead},
 		{Isolation: lab.RepeatableRead, SnapshotIsolation: true}, {Isolation: lab.Serializable}},
+	atOnce: true,
 }
 
 // serverRows are the matrix's rows on a server: every registered variant,
@@ -113,24 +121,52 @@ func (s suite) goldenPath(l labtest.Level) string {
 
 // run runs every scenario of s against every row, at every level, as
 // <test>/<level>/<scenario>/<variant>, and compares the verdicts with the
-// level's golden file (-update rewrites them). The correct variant must
-// hold every scenario at every level, as on SQLite. Without the server's
-// environment variable it skips with one line.
-func (s suite) run(t *testing.T) {
+// level's golden file (-update rewrites them); then, with -update, it
+// calls then, if nothing failed. The correct variant must hold every
+// scenario at every level, as on SQLite. Without the server's environment
+// variable it skips with one line.
+func (s suite) run(t *testing.T, then func() error) {
 	srv := s.need(t)
 	t.Logf("%s %s", s.name, srv.Version())
 	rows := s.rows()
+	// With atOnce the subtests below return before their cells have run:
+	// what needs every cell waits for them in a cleanup.
+	t.Cleanup(func() {
+		if *update && !t.Failed() && then != nil {
+			if err := then(); err != nil {
+				t.Error(err)
+			}
+		}
+	})
 	for _, level := range s.levels {
 		t.Run(slug(level), func(t *testing.T) {
+			if s.atOnce {
+				t.Parallel()
+			}
 			path := s.goldenPath(level)
 			golden, goldenErr := s.readGolden(path)
 			rep := labtest.NewReport(s.scenarios, rows)
 			rep.Backend = s.backend(level)
 			keepReport(rep)
 			t.Logf("%s%d", report.CellsMarker, len(s.scenarios)*len(rows)) // progress for go run ./cmd/lab
+			t.Cleanup(func() {
+				if !*update || t.Failed() {
+					return
+				}
+				if !rep.Complete() {
+					t.Errorf("-update needs every cell; run it without -run")
+					return
+				}
+				if err := os.WriteFile(path, []byte(rep.Matrix()), 0o644); err != nil {
+					t.Error(err)
+				}
+			})
 			var mu sync.Mutex
 			for _, sc := range s.scenarios {
 				t.Run(sc.Name, func(t *testing.T) {
+					if s.atOnce {
+						t.Parallel()
+					}
 					for _, v := range rows {
 						t.Run(v.Name, func(t *testing.T) {
 							t.Parallel()
@@ -143,14 +179,6 @@ func (s suite) run(t *testing.T) {
 						})
 					}
 				})
-			}
-			if *update && !t.Failed() {
-				if !rep.Complete() {
-					t.Fatalf("-update needs every cell; run it without -run")
-				}
-				if err := os.WriteFile(path, []byte(rep.Matrix()), 0o644); err != nil {
-					t.Fatal(err)
-				}
 			}
 		})
 	}
