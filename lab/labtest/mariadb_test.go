@@ -170,6 +170,53 @@ func TestSettleRealLooksAgain(t *testing.T) {
 	}
 }
 
+// TestSettleRealWaitsOutADeadlockCheck: B's statement has just closed a
+// deadlock with A, which waits already, and both are seen waiting, since
+// B's thread has queued its lock request but not yet looked for a cycle.
+// Neither is parked and no other session holds a transaction, so the two
+// wait for each other and the server will end one: settleReal must not
+// stop at a round that sees both waiting. The stand-in server ends the
+// deadlock after that round, with A its victim and B granted its lock;
+// both must be parked, none waiting, whenever the server gets to it.
+func TestSettleRealWaitsOutADeadlockCheck(t *testing.T) {
+	a := &session{name: "A", release: make(chan struct{}, 1), waiting: true, inTx: true, pid: 1}
+	b := &session{name: "B", release: make(chan struct{}, 1), waiting: true, inTx: true, pid: 2}
+	pg := &serverDB{}
+	sc := &scheduler{db: &DB{pg: pg}, realtime: true, changed: make(chan struct{}, 1), sessions: []*session{a, b}}
+	if !sc.waitsClosed() {
+		t.Fatalf("waitsClosed() = false with A and B waiting and no other session, want true")
+	}
+	looks := 0
+	var asked []string
+	pg.script = func(pid uint32) (bool, error) {
+		looks++
+		s := map[uint32]*session{a.pid: a, b.pid: b}[pid]
+		if s == nil {
+			t.Fatalf("asked about server process %d, which no session runs on", pid)
+		}
+		asked = append(asked, s.name)
+		if looks <= 2 { // before B's thread has looked for the cycle
+			return true, nil
+		}
+		sc.mu.Lock()
+		s.parkedAt = &stmt{Session: s.name, N: 4} // A before its ROLLBACK, B after its credit
+		sc.mu.Unlock()
+		sc.signal()
+		return false, nil
+	}
+	sc.settleReal(false)
+	if got := names(sc.parked()); !slices.Equal(got, []string{"A", "B"}) || sc.anyWaiting() {
+		t.Errorf("after settleReal: parked %v, waiting %v (the server was asked %v); want A and B parked, none waiting",
+			got, sc.waitingNames(), asked)
+	}
+	c := &session{name: "C", release: make(chan struct{}, 1), inTx: true, pid: 3}
+	a.waiting, b.waiting = true, true
+	sc.sessions = append(sc.sessions, c)
+	if sc.waitsClosed() {
+		t.Errorf("waitsClosed() = true with C inside a transaction, not waiting, want false: A and B may wait for C")
+	}
+}
+
 // mariadbVariant is a variant whose MariaDB form sets the level as
 // tx_isolation and a lock wait timeout of 1 s, as mariadb.DSN does with
 // its own.

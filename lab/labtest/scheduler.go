@@ -499,6 +499,11 @@ func (sc *scheduler) step(s *session) string {
 		sc.mu.Unlock()
 		if waits {
 			sc.db.run.Transcript.stepNote(st, "<waiting>")
+			if sc.waitsClosed() {
+				// It may have closed a deadlock that the server has not
+				// ended yet: wait until it has (settleReal).
+				sc.settleReal(false)
+			}
 		} else {
 			// Any step may have released a lock (an error inside a
 			// transaction does not, its ROLLBACK does): look at every

@@ -531,10 +531,11 @@ func (sc *scheduler) pause() {
 // the server rolled back: a replay would meet other choices than the run
 // it replays. A round in which every waiter is still waiting began after
 // the last one got past, so what it sees no longer changes until the
-// scheduler releases a session. With untilProgress (only waiters are
-// left), it returns once one of them got past its wait, as the server's
-// lock timeout or deadlock detector guarantees one will, and every other
-// waiter has been looked at after that.
+// scheduler releases a session, unless the waiters wait for each other
+// (waitsClosed). With untilProgress (only waiters are left), or when they
+// do, it returns once one of them got past its wait, as the server's lock
+// timeout or deadlock detector guarantees one will, and every other waiter
+// has been looked at after that.
 func (sc *scheduler) settleReal(untilProgress bool) {
 	deadline := time.Now().Add(stuckReal)
 	progressed := false
@@ -558,7 +559,7 @@ func (sc *scheduler) settleReal(untilProgress bool) {
 			progressed = true
 			continue
 		}
-		if !untilProgress || progressed || !sc.anyWaiting() {
+		if !untilProgress && !sc.waitsClosed() || progressed || !sc.anyWaiting() {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -566,6 +567,34 @@ func (sc *scheduler) settleReal(untilProgress bool) {
 		}
 		sc.pause()
 	}
+}
+
+// waitsClosed reports whether two or more sessions wait and every other
+// session is outside a transaction or done: then every lock a waiter waits
+// for is a waiter's (no other connection holds locks in the DB's own
+// database between its statements), the waits form a cycle, and the
+// server's deadlock detector ends one of them. Until it has, what the
+// waiters are seen doing is not settled: on MariaDB a statement shows LOCK
+// WAIT from the moment its lock request is queued, and only then does its
+// own thread look for a cycle and pick a victim (lock_wait in
+// storage/innobase/lock/lock0lock.cc runs Deadlock::check_and_resolve
+// after the request is queued; trx_print_low prints LOCK WAIT while
+// trx->lock.wait_lock is set). A look between the two sees both sessions
+// of a deadlock waiting; the victim then parks, and the other, granted its
+// lock, parks after it, each sooner or later than the next decision looks.
+func (sc *scheduler) waitsClosed() bool {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	waiting := 0
+	for _, s := range sc.sessions {
+		switch {
+		case s.waiting:
+			waiting++
+		case s.inTx && !s.done:
+			return false
+		}
+	}
+	return waiting >= 2
 }
 
 // whileLocked runs deliver while another connection of the variant's pool
