@@ -83,6 +83,8 @@ type conn struct {
 	// stalled delivery's process that is gone (see execStalled); every
 	// call then fails with errLost, and the pool discards it.
 	lost bool
+	// lastExec is the session whose Exec ran last on it, "" for none.
+	lastExec string
 }
 
 // errLost is what a lost connection answers: driver.ErrBadConn, which
@@ -241,7 +243,7 @@ func (c *conn) before(ctx context.Context, s *stmt) error {
 	if err := c.limitPages(); err != nil {
 		return err
 	}
-	s.pid = c.pid
+	s.pid, s.connExec = c.pid, c.lastExec
 	return c.c.hooks.before(ctx, s)
 }
 
@@ -273,6 +275,7 @@ func (c *conn) exec(ctx context.Context, query string, args []driver.NamedValue,
 		return c.execStalled(ctx, s, st, run)
 	}
 	res, err := run(s.Args)
+	c.lastExec = s.Session
 	c.spelled(s.Op, err)
 	r := &stmtResult{Err: err, Rows: -1, InTx: c.inTx}
 	if err == nil {
@@ -362,7 +365,7 @@ func (t *hookedTx) end(op Op, run func() error) error {
 		return run()
 	}
 	defer t.c.c.hooks.ended(t.open) // once the step is logged
-	s.pid = t.c.pid
+	s.pid, s.connExec = t.c.pid, t.c.lastExec
 	injected := t.c.c.hooks.before(t.ctx, s)
 	if injected != nil && op == OpCommit {
 		if !t.c.lost {

@@ -72,7 +72,7 @@ func (db *DB) RunSessions(bodies ...func(ctx context.Context)) []Answer {
 			s.done = true
 			sc.mu.Unlock()
 		}()
-		sc.quiesce()
+		sc.quiesce(false)
 		sc.mu.Lock()
 		s.waiting = s.parkedAt == nil && !s.done // on a Go lock (see quiet.go)
 		sc.mu.Unlock()

@@ -84,7 +84,13 @@ func (w *bubbleWatch) quiesce(changed chan struct{}) (goLocked bool) {
 			}
 			break
 		}
-		if quiet, locked := w.quietIn(w.dump()); quiet {
+		if quiet, locked, stray := w.quietIn(w.dump()); stray {
+			// A delivery waits for a lock of the handler's own on a path
+			// the probe did not take (golock.go): the scheduler waits here
+			// as it would in synctest.Wait, where the watchdog sees the
+			// cell wedged and says so (RunCell).
+			select {}
+		} else if quiet {
 			return locked
 		}
 		yields = min(2*yields, 256)
@@ -108,8 +114,11 @@ func (w *bubbleWatch) dump() string {
 
 // quietIn reports whether, in a full stack dump, every goroutine of the
 // bubble but the caller is blocked (durably, or on a Go lock), and whether
-// any waits for a Go lock.
-func (w *bubbleWatch) quietIn(dump string) (quiet, goLocked bool) {
+// any waits for a Go lock. A wait for a lock of the handler's own counts
+// only in a cell that schedules such waits (cellState.goLocks); in another
+// it is stray: the bubble is quiet, but no step of the scheduler is meant
+// to free it.
+func (w *bubbleWatch) quietIn(dump string) (quiet, goLocked, stray bool) {
 	quiet = true
 	for _, g := range strings.Split(dump, "\n\n") {
 		g = strings.TrimSpace(g)
@@ -146,14 +155,51 @@ func (w *bubbleWatch) quietIn(dump string) (quiet, goLocked bool) {
 			continue
 		}
 		switch {
-		case slices.Contains(goLockWaits, wait) && handlerLock(g):
+		case slices.Contains(goLockWaits, wait) && heldInStatement(g):
 			goLocked = true
+		case slices.Contains(goLockWaits, wait) && handlerLock(g):
+			if w.cell.goLocks {
+				goLocked = true
+			} else {
+				stray = true
+			}
 		case strings.HasSuffix(wait, "(durable)"):
 		default:
 			quiet = false // running, runnable, or waiting on something that may end by itself
 		}
 	}
-	return quiet, goLocked && quiet
+	return quiet, goLocked && quiet, stray && quiet
+}
+
+// heldInStatement reports whether g, one goroutine of a stack dump that
+// waits for a Go lock, waits in database/sql's own code: for the lock of a
+// pooled connection (driverConn), which database/sql holds around every
+// call into the driver, or for one of the locks it holds while such a call
+// runs (a Tx's or Rows' closemu). A handler's Result keeps its connection's
+// lock: its RowsAffected and LastInsertId take it, after the connection
+// has gone back to the pool, where another delivery may have taken it and
+// be parked by the lab before its next statement, inside database/sql's
+// call into the driver. Such a wait ends when that statement has run, as it
+// would in production a statement's time later: the holder is a session
+// the scheduler steps (or one waiting for the database's lock), and the
+// waiter is a session waiting for it, like one waiting for the write lock.
+func heldInStatement(g string) bool {
+	for _, line := range strings.Split(g, "\n")[1:] {
+		if line == "" || line[0] == '\t' {
+			continue // a frame's file and line
+		}
+		fn := line
+		if paren := strings.LastIndex(fn, "("); paren > 0 {
+			fn = fn[:paren]
+		}
+		switch pkg := packagePath(fn); pkg {
+		case "sync", "internal/sync", "runtime":
+			continue
+		default:
+			return pkg == "database/sql"
+		}
+	}
+	return false
 }
 
 // handlerLock reports whether g, one goroutine of a stack dump that waits

@@ -89,9 +89,10 @@ created by idemlab/lab/labtest.(*DB).schedule in goroutine 224
 // root's wait kept every look of the scheduler from finding the bubble
 // quiet, and the cell waited for the watchdog.
 func TestQuietAMinuteIn(t *testing.T) {
-	w := &bubbleWatch{self: "224", bubble: "synctest bubble 6", ours: map[string]bool{"224": true}, others: map[string]bool{}}
-	if quiet, locked := w.quietIn(stalledDump); !quiet || !locked {
-		t.Errorf("quietIn(the dump of a cell stopped a minute in) = %v, %v, want true, true", quiet, locked)
+	w := &bubbleWatch{self: "224", bubble: "synctest bubble 6", ours: map[string]bool{"224": true}, others: map[string]bool{},
+		cell: &cellState{goLocks: true}}
+	if quiet, locked, stray := w.quietIn(stalledDump); !quiet || !locked || stray {
+		t.Errorf("quietIn(the dump of a cell stopped a minute in) = %v, %v, %v, want true, true, false", quiet, locked, stray)
 	}
 	// Without the scheduler, which runs there, the bubble is wedged on the
 	// handler's lock: nothing of it runs, or will.

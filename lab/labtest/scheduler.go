@@ -174,6 +174,37 @@ func (sc *scheduler) takeBetween() []*session {
 	return held
 }
 
+// mayWaitForConn reports whether session s, running its statement st,
+// may come to wait for database/sql's lock on a connection that another
+// session holds (see heldInStatement): a wait synctest.Wait would never
+// see end. s may hold a Result of the last Exec on a connection, and read
+// it at any time: its RowsAffected waits while another session is parked
+// in a statement on that connection, which it has either now (a session
+// parked or waiting for the database's lock on a connection whose last
+// Exec was s's), or may get when st's connection, its last Exec s's, goes
+// back to the pool and is handed to a session waiting for a connection.
+// sc.mu must be held.
+func (sc *scheduler) mayWaitForConn(s *session, st *stmt) bool {
+	owns := st.exec || st.connExec == s.name
+	releases := st.Op == OpCommit || st.Op == OpRollback || (st.Op != OpBegin && !s.inTx)
+	for _, o := range sc.sessions {
+		if o == s || o.done {
+			continue
+		}
+		held := o.parkedAt
+		if held == nil && o.waiting && o.blockedAt != nil && o.ran < o.blockedAt.N {
+			held = o.blockedAt // inside its statement, waiting for the database's lock
+		}
+		switch {
+		case held != nil && held.connExec == s.name:
+			return true
+		case held == nil && o.waiting && !o.atBetween && owns && releases:
+			return true // it waits outside the driver: for a connection, say
+		}
+	}
+	return false
+}
+
 // ran records that statement s of its session has run: a session that
 // is neither parked nor done after it waits outside the database.
 func (sc *scheduler) ran(s *stmt) {
@@ -330,7 +361,7 @@ func (db *DB) schedule(choose Chooser, sessions [][]lab.Event) ([]Answer, []deci
 		if sc.realtime {
 			sc.awaitReal(s, 0)
 		} else {
-			sc.quiesce()
+			sc.quiesce(false)
 			// Neither parked before its first statement nor done: it
 			// waits for a Go lock (see quiet.go).
 			sc.mu.Lock()
@@ -466,6 +497,7 @@ func (sc *scheduler) step(s *session) string {
 	}
 	sc.mu.Lock()
 	st := s.parkedAt
+	connRisk := sc.mayWaitForConn(s, st)
 	s.parkedAt = nil
 	s.pid = st.pid
 	// A parked session waits for nothing but this release, whatever wait
@@ -512,7 +544,7 @@ func (sc *scheduler) step(s *session) string {
 		}
 		return fmt.Sprintf("%s%d", s.name, st.N)
 	}
-	sc.quiesce()
+	sc.quiesce(connRisk)
 
 	sc.mu.Lock()
 	s.waiting = s.parkedAt == nil && !s.done
@@ -623,14 +655,18 @@ func (sc *scheduler) resumed() (progressed, holds bool) {
 // the simulation, not a delay.
 func (sc *scheduler) advance(d time.Duration) {
 	time.Sleep(d)
-	sc.quiesce()
+	sc.quiesce(false)
 }
 
 // quiesce waits until the bubble is quiet (see quiet.go) and records
-// whether a goroutine of it waits for a Go lock.
-func (sc *scheduler) quiesce() {
+// whether a goroutine of it waits for a Go lock. It reads the bubble from
+// stack dumps in a cell that schedules Go locks, while a goroutine waits
+// for one, and when connRisk says that a delivery may come to wait for a
+// connection's lock (see mayWaitForConn); else synctest.Wait, much
+// cheaper, tells it.
+func (sc *scheduler) quiesce(connRisk bool) {
 	cell := sc.db.run.cell
-	if !cell.goLocks {
+	if !cell.goLocks && !connRisk && !sc.goLocked {
 		synctest.Wait()
 		return
 	}

@@ -37,6 +37,11 @@ type stmt struct {
 
 	pid  uint32 // PostgreSQL: the server process of the connection it runs on
 	exec bool   // run as an Exec (not a query, BEGIN or an end of transaction)
+	// connExec is the session whose Exec ran last on the statement's
+	// connection, before it ("" for none): that session may hold the
+	// Result, whose RowsAffected takes the connection's lock (see
+	// heldInStatement).
+	connExec string
 }
 
 // stmtResult is what a step did, as the hooking driver saw it after it ran.
