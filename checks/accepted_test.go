@@ -10,12 +10,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"idemlab/checks"
 	"idemlab/correct"
 	"idemlab/exercises/businesskey"
+	"idemlab/exercises/checkthenact"
 	"idemlab/exercises/outbox"
 	"idemlab/exercises/replay"
+	"idemlab/exercises/retention"
 	"idemlab/lab"
 	"idemlab/lab/labtest"
 	businesskeysolution "idemlab/solutions/businesskey"
@@ -516,6 +519,92 @@ func (s *serialisedOrders) Process(ctx context.Context, p businesskey.Payment) (
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.h.Process(ctx, p)
+}
+
+// Right fixes that read a Result's RowsAffected after database/sql has put
+// its connection back in the pool: RowsAffected takes that connection's
+// lock, which another delivery holds while the lab parks it before a
+// statement on it, inside database/sql's call into the driver. The checks
+// of their day stopped the cell ("a delivery waits for a Go lock"), as
+// though the handler waited on a lock of its own; the wait ends when the
+// parked statement runs, as in production a statement later.
+func TestAcceptedRowsAffectedAfterThePool(t *testing.T) {
+	// Exercise 4, round 3 (checkthenact trigger_right). No transaction of
+	// the handler's: an AFTER INSERT trigger credits the account inside
+	// the one autocommit INSERT … ON CONFLICT DO NOTHING that records the
+	// event, RowsAffected says whether it inserted, and a repeat compares
+	// its payload with the committed row. RaceSearch stopped it at the
+	// RowsAffected line.
+	t.Run("checkthenact/trigger-credits-inside-the-insert", func(t *testing.T) {
+		t.Parallel()
+		v := checkthenact.Variant
+		v.Name = "accepted/checkthenact/trigger-credits-inside-the-insert"
+		v.Schema = checkthenact.Schema + `
+CREATE TRIGGER inbox_credit AFTER INSERT ON inbox
+BEGIN
+	UPDATE accounts SET balance = balance + NEW.amount WHERE id = NEW.account_id;
+END;
+`
+		v.Postgres, v.MariaDB = nil, nil
+		v.New = func(db *sql.DB) lab.Processor { return creditingTrigger{db} }
+		accept(t, checks.CheckThenAct, v)
+	})
+	// Exercise 8, round 3 (retention plainright): Purge as the starting
+	// point writes it, db.ExecContext and then res.RowsAffected, deleting
+	// the rows first delivered before now less the window. PurgeSearch
+	// accepted it on one draw and stopped the same shape (adddate) at the
+	// RowsAffected line on another.
+	t.Run("retention/purge-as-the-starting-point-writes-it", func(t *testing.T) {
+		t.Parallel()
+		s := retention.Starting
+		s.Name = "accepted/retention/purge-as-the-starting-point-writes-it"
+		s.Purge = func(ctx context.Context, db *sql.DB, now time.Time) (int64, error) {
+			res, err := db.ExecContext(ctx, `DELETE FROM inbox WHERE received < $1`,
+				now.Add(-retention.RedeliveryWindow).Unix())
+			if err != nil {
+				return 0, err
+			}
+			return res.RowsAffected()
+		}
+		accept(t, checks.Retention, s)
+	})
+}
+
+// creditingTrigger records an event with one autocommit INSERT, whose
+// trigger credits the account, and answers a repeat by the stored row.
+type creditingTrigger struct{ db *sql.DB }
+
+func (h creditingTrigger) Process(ctx context.Context, e lab.Event) (lab.Outcome, error) {
+	if err := e.Validate(); err != nil {
+		return 0, err
+	}
+	res, err := h.db.ExecContext(ctx, `
+		INSERT INTO inbox (source, event_id, account_id, amount)
+		VALUES ($1, $2, $3, $4)
+		ON CONFLICT (source, event_id) DO NOTHING`,
+		e.Source, e.EventID, e.AccountID, e.Amount)
+	if err != nil {
+		return 0, spelledClassify(ctx, err)
+	}
+	inserted, err := res.RowsAffected()
+	if err != nil {
+		return 0, err
+	}
+	if inserted == 1 {
+		return lab.Applied, nil
+	}
+	var account, amount int64
+	if err := h.db.QueryRowContext(ctx, `
+		SELECT account_id, amount FROM inbox
+		WHERE source = $1 AND event_id = $2`,
+		e.Source, e.EventID).Scan(&account, &amount); err != nil {
+		return 0, spelledClassify(ctx, err)
+	}
+	if account != e.AccountID || amount != e.Amount {
+		return 0, fmt.Errorf("%w: %s was applied with account=%d amount=%d, this delivery has account=%d amount=%d",
+			lab.ErrPayloadConflict, e.Key(), account, amount, e.AccountID, e.Amount)
+	}
+	return lab.Duplicate, nil
 }
 
 // rightReplays are blind students' right fixes of exercise 5 (replay): the
