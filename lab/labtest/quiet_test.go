@@ -99,10 +99,62 @@ func TestQuietAMinuteIn(t *testing.T) {
 	scheduler := "goroutine 224 [running, synctest bubble 6]:"
 	i := strings.Index(stalledDump, scheduler)
 	j := i + strings.Index(stalledDump[i:], "\n\n") + 2
-	if wedged := stalledDump[:i] + stalledDump[j:]; !goLockWedge(wedged, "synctest bubble 6") {
-		t.Errorf("goLockWedge(the dump without its scheduler) = false, want true")
+	if locked, inStatement := goLockWedge(stalledDump[:i]+stalledDump[j:], "synctest bubble 6"); !locked || inStatement {
+		t.Errorf("goLockWedge(the dump without its scheduler) = %v, %v, want true, false", locked, inStatement)
 	}
 	if got := describeBlocked(stalledDump, "synctest bubble 6", 6); !strings.Contains(got, "a goroutine waits (sync.Mutex.Lock) in idemlab/exercises/businesskey") {
 		t.Errorf("describeBlocked(the dump of a cell stopped a minute in) =\n%s\nwant the wait for the handler's lock", got)
+	}
+}
+
+// TestConnLockWaits holds the readers of a stack dump to telling a wait for
+// database/sql's lock on a connection (RowsAffected, after another
+// delivery took the connection and was parked inside its statement) from a
+// wait for a lock of the handler's own: the first is a wait for the
+// parked statement, quiet in any cell; the second is quiet only in a cell
+// that schedules Go locks, and stray in another. A wedge on the first is
+// named as such.
+func TestConnLockWaits(t *testing.T) {
+	const parked = `goroutine 11 [chan receive (durable), synctest bubble 6]:
+idemlab/lab/labtest.(*scheduler).park(0x1, 0x2)
+	/x/lab/labtest/scheduler.go:131 +0xe5
+idemlab/exercises/retention.(*Handler).Process(0x1, {0x2, 0x3})
+	/x/exercises/retention/process.go:29 +0xeb`
+	const inRowsAffected = `goroutine 10 [sync.Mutex.Lock, synctest bubble 6]:
+internal/sync.runtime_SemacquireMutex(0x1?, 0xf8?, 0x1?)
+	/usr/local/go/src/runtime/sema.go:95 +0x25
+sync.(*Mutex).Lock(...)
+	/usr/local/go/src/sync/mutex.go:46
+database/sql.driverResult.RowsAffected({{0x1, 0x2}, {0x3, 0x4}})
+	/usr/local/go/src/database/sql/sql.go:3558 +0x67
+idemlab/exercises/retention.Purge({0x1, 0x2}, 0x3, {0x4, 0x5, 0x6})
+	/x/exercises/retention/purge.go:23 +0xdc`
+	const inHandler = `goroutine 10 [sync.Mutex.Lock, synctest bubble 6]:
+internal/sync.runtime_SemacquireMutex(0x1?, 0xf8?, 0x1?)
+	/usr/local/go/src/runtime/sema.go:95 +0x25
+sync.(*Mutex).Lock(...)
+	/usr/local/go/src/sync/mutex.go:46
+idemlab/exercises/retention.Purge({0x1, 0x2}, 0x3, {0x4, 0x5, 0x6})
+	/x/exercises/retention/purge.go:23 +0xdc`
+	for _, c := range []struct {
+		name, waiter             string
+		goLocks                  bool
+		quiet, locked, stray, db bool
+	}{
+		{"RowsAffected, a lock-free cell", inRowsAffected, false, true, true, false, true},
+		{"RowsAffected, a Go-lock cell", inRowsAffected, true, true, true, false, true},
+		{"the handler's lock, a lock-free cell", inHandler, false, true, false, true, false},
+		{"the handler's lock, a Go-lock cell", inHandler, true, true, true, false, false},
+	} {
+		dump := c.waiter + "\n\n" + parked + "\n"
+		w := &bubbleWatch{self: "1", bubble: "synctest bubble 6", ours: map[string]bool{"1": true}, others: map[string]bool{},
+			cell: &cellState{goLocks: c.goLocks}}
+		quiet, locked, stray := w.quietIn(dump)
+		if quiet != c.quiet || locked != c.locked || stray != c.stray {
+			t.Errorf("quietIn(%s) = %v, %v, %v, want %v, %v, %v", c.name, quiet, locked, stray, c.quiet, c.locked, c.stray)
+		}
+		if wedged, inStatement := goLockWedge(dump, "synctest bubble 6"); !wedged || inStatement != c.db {
+			t.Errorf("goLockWedge(%s) = %v, %v, want true, %v", c.name, wedged, inStatement, c.db)
+		}
 	}
 }

@@ -151,12 +151,20 @@ func runCell(t *testing.T, sc Scenario, v lab.Variant, cs *cellState, trace bool
 				continue
 			}
 			if why == "" && now.Sub(lastAt) >= 2*stuckPoll {
-				if dump := allStacks(); goLockWedge(dump, cs.inBubble()) {
+				dump := allStacks()
+				if locked, inStatement := goLockWedge(dump, cs.inBubble()); locked {
 					if wedged++; wedged == wedgeSeen {
 						why = "a delivery waits for a Go lock (a sync.Mutex) that a delivery the lab has parked between two " +
 							"statements holds, on a path the lab's probe of the handler did not take, so the lab scheduled it as " +
-							"deliveries that never wait on each other outside the database:\n" +
-							describeBlocked(dump, cs.inBubble(), 6)
+							"deliveries that never wait on each other outside the database:\n"
+						if inStatement {
+							// A wait the scheduler looks for only at its own
+							// steps (mayWaitForConn), begun while it moved the
+							// clock: the lab's limit, not the handler's lock.
+							why = "a delivery waits for database/sql's lock on a connection that a statement the lab has parked " +
+								"holds, a wait that began where the lab's scheduler does not look for one (while it moved the clock):\n"
+						}
+						why += describeBlocked(dump, cs.inBubble(), 6)
 					}
 				} else {
 					wedged = 0

@@ -357,11 +357,13 @@ var goLockWaits = []string{"sync.Mutex.Lock", "sync.RWMutex.Lock", "sync.RWMutex
 // locks: some of its goroutines wait for a sync.Mutex or RWMutex, and every
 // other one is durably blocked (so none of them will ever unlock it). Such
 // a bubble never becomes quiet, and synctest.Wait inside it never returns.
-func goLockWedge(dump, bubble string) bool {
+// inStatement reports whether every such wait is in database/sql's code, for
+// a lock that a statement the lab has parked holds (see heldInStatement).
+func goLockWedge(dump, bubble string) (wedged, inStatement bool) {
 	if bubble == "" {
-		return false
+		return false, false
 	}
-	locks := 0
+	locks, inStatement := 0, true
 	for _, g := range strings.Split(dump, "\n\n") {
 		header, _, _ := strings.Cut(strings.TrimSpace(g), "\n")
 		m := goroutineHeader.FindStringSubmatch(header)
@@ -375,12 +377,13 @@ func goLockWedge(dump, bubble string) bool {
 		switch {
 		case slices.Contains(goLockWaits, wait):
 			locks++
+			inStatement = inStatement && heldInStatement(g)
 		case strings.HasSuffix(wait, "(durable)"):
 		default:
-			return false // running, runnable, or waiting on something that may end by itself
+			return false, false // running, runnable, or waiting on something that may end by itself
 		}
 	}
-	return locks > 0
+	return locks > 0, locks > 0 && inStatement
 }
 
 // allStacks returns a full stack dump of every goroutine.
