@@ -9,9 +9,11 @@ import (
 	"hash/fnv"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
 
@@ -61,8 +63,9 @@ func pay(source, eventID string, order, amount int64) lab.Event {
 
 // BusinessKey is the check of the businesskey exercise: OneActivation (a
 // story told in order), OrderRace (the two events of one order in every
-// interleaving) and OrderFaults (an error at every statement of the first
-// event), each asking for one activation per order and every event
+// interleaving), OrderFaults (an error at every statement of the first
+// event) and LaterPayments (the payment reported again minutes to weeks
+// later), each asking for one activation per order and every event
 // recorded as seen; then OrderSearch.
 //
 // OrderSearch is a model-based property of its own (orders, not a ledger):
@@ -75,9 +78,10 @@ func pay(source, eventID string, order, amount int64) lab.Event {
 //     "\torder-A": what a trimmed key or an RTRIM collation takes for one
 //     order), or, in most of the others, two orders alike (orderPairs): ids
 //     that share their first 16, 32, 64 or 127 bytes and differ only after
-//     (what a key cut to that many bytes takes for one order), and ids
-//     whose FNV-1a 32 or CRC-32 is one (what a key hashed to 32 bits takes
-//     for one); payments of one order under new event ids, from several
+//     (what a key cut to that many bytes takes for one order), ids whose
+//     FNV-1a 32 or CRC-32 is one (what a key hashed to 32 bits takes for
+//     one), and ids that read as one number (what a column of numeric
+//     affinity takes for one); payments of one order under new event ids, from several
 //     sources (which differ by case too), with the same amount or another
 //     (1, small, at the amount cap), and repeats of known events, with their amount or another;
 //   - concurrency: two or three sessions, each paying one or two times
@@ -90,9 +94,12 @@ func pay(source, eventID string, order, amount int64) lab.Event {
 //   - faults: an error before or after any statement of a payment, then its
 //     retry; the process killed before or after any statement, the service
 //     restarted, then the retry;
-//   - time: the exercise has no clock (no window); a handler that reads
-//     time.Now (or SQLite's localtime) reads it in the process's time zone,
-//     a sixth of the stories in each of six zones (see Search);
+//   - time: the exercise has no clock (no window), and a claim holds
+//     forever; a handler that reads time.Now (or SQLite's localtime) reads
+//     it in the process's time zone, a sixth of the stories in each of six
+//     zones (see Search). Days between payments are LaterPayments' to
+//     tell: rapid times its stories on the cell's clock, and a story that
+//     let days pass would end the search;
 //   - the model: an order is activated once, whatever events and amounts
 //     report it; every event is recorded as seen, once; the first payment
 //     event of an order is applied, every other one (and every repeat) a
@@ -100,7 +107,7 @@ func pay(source, eventID string, order, amount int64) lab.Event {
 //     one that failed entirely done or not at all.
 func BusinessKey(c *Checker, s businesskey.Service) {
 	v := orderVariant(s)
-	for _, g := range []orderGuarantee{oneActivation, orderRace, orderFaults} {
+	for _, g := range []orderGuarantee{oneActivation, orderRace, orderFaults, laterPayments} {
 		if c.Done() {
 			return
 		}
@@ -187,12 +194,16 @@ var storyOrders = []string{"order-42", "order-A", "order-a", "ORDER-42", "order-
 // after (order-1234567890 is 16 bytes long, order-12345678901 the same and
 // one more), and ids that a 32-bit hash takes for one: FNV-1a 32 (both
 // 4001749250) and CRC-32 IEEE (both 3829696261), as TestOrderPairsCollide
-// computes. None is among storyOrders.
+// computes; and ids that read as one number (42 and 042, 100 and 1e2),
+// which a column of numeric affinity stores as that number
+// (https://sqlite.org/datatype3.html, "Type Affinity"). None is among
+// storyOrders.
 var orderPairs = [][2]string{{"", ""},
 	{"order-1234567890", "order-12345678901"},
 	alikePast(16), alikePast(32), alikePast(64), alikePast(lab.MaxKeyBytes - 1),
 	{"order-229599", "order-432382"},
 	{"order-0URYL1LJ", "order-XWSZ5ZH7"},
+	{"42", "042"}, {"100", "1e2"},
 }
 
 // alikePast returns two order ids of n+1 bytes that share their first n
@@ -689,6 +700,42 @@ var oneActivation = orderGuarantee{
 	},
 }
 
+// laterPauses are the times LaterPayments lets pass before each report
+// of a payment again: a provider's retry, an hour, its retries over
+// days, a person's resend from its dashboard weeks on.
+var laterPauses = []time.Duration{time.Minute, time.Hour, 25 * time.Hour, 4 * 24 * time.Hour, 15 * 24 * time.Hour}
+
+// laterPayments: order-42 paid as evt-1, then reported again under a new
+// event id after each of laterPauses. The exercise's claim holds forever:
+// every later report is a duplicate, and the order is activated once. The
+// clock is the one the handler reads, the cell's bubble's
+// (testing/synctest), which a sleep moves at once: nothing else runs
+// between the payments.
+var laterPayments = orderGuarantee{
+	name:  "LaterPayments",
+	shows: "order-42 paid as evt-1, then again as evt-2 … evt-6 a minute, an hour, 25 hours, 4 days and 15 days later: activated once",
+	run: func(r *labtest.Run) ([]string, *labtest.Transcript) {
+		db := r.Open(labtest.Account{ID: 42})
+		defer db.Pool().Close()
+		first := pay("provider-a", "evt-1", 42, 500)
+		events := []lab.Event{first}
+		if a := db.Deliver(first, labtest.Delivery{Unchecked: true}); a.Err != nil || a.Outcome != lab.Applied {
+			r.Errorf("%s: Process(%+v) = %v, want %v", a.Session, payment(first), a, lab.Applied)
+		}
+		for i, d := range laterPauses {
+			time.Sleep(d)
+			r.Transcript.Note("", fmt.Sprintf("%s pass", d), "")
+			e := pay("provider-a", fmt.Sprintf("evt-%d", i+2), 42, 500)
+			events = append(events, e)
+			if a := db.Deliver(e, labtest.Delivery{Unchecked: true}); a.Err != nil || a.Outcome != lab.Duplicate {
+				r.Errorf("%s, %s after evt-1: Process(%+v) = %v, want %v", a.Session, d, payment(e), a, lab.Duplicate)
+			}
+		}
+		wantOrders(r, db, map[int64]int{42: 1}, events...)
+		return r.Failures(), &r.Transcript
+	},
+}
+
 var orderRace = orderGuarantee{
 	name:  "OrderRace",
 	shows: "order-42 paid as evt-1 and as evt-2 at once, every interleaving: one activation, one applied and one duplicate, both events recorded",
@@ -845,5 +892,12 @@ func TestOrderPairsCollide(t *testing.T) {
 	}
 	if p := orderPairs[7]; crc(p[0]) != 3829696261 {
 		t.Errorf("CRC-32 of %q = %d, want 3829696261", p[0], crc(p[0]))
+	}
+	for _, p := range orderPairs[8:] {
+		a, errA := strconv.ParseFloat(p[0], 64)
+		b, errB := strconv.ParseFloat(p[1], 64)
+		if errA != nil || errB != nil || a != b {
+			t.Errorf("strconv.ParseFloat(%q), (%q) = %v (%v), %v (%v), want one number", p[0], p[1], a, errA, b, errB)
+		}
 	}
 }

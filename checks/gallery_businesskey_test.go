@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"idemlab/checks"
 	"idemlab/exercises/businesskey"
@@ -71,6 +72,21 @@ const (
 	// crcKey: the same with CRC-32 (IEEE), the other 32-bit hash Go's
 	// library offers: order-0URYL1LJ and order-XWSZ5ZH7 (3829696261).
 	crcKey
+	// intAffinityKey: a blind student's fix of round 3
+	// (round3/a-businesskey__intaffinity.diff): the claim in a table of its
+	// own, keyed by the order, in the same transaction, as the hints say;
+	// but the table is not STRICT and its key is declared INT, which gives
+	// it INTEGER affinity: a text that reads as a number is stored as that
+	// number. Orders 42 and 042 (or 100 and 1e2) are two orders whose
+	// claims are one: the second is answered duplicate, never activated.
+	intAffinityKey
+	// claimWindow: a blind student's fix of round 3
+	// (round3/a-businesskey__ttlclaim.diff): a claim holds for 24 hours of
+	// time.Now, "a provider's retries end within a day; later is a
+	// renewal", and an older one is taken again. A payment reported again
+	// under a new event id 25 hours later (a provider's retry schedule, a
+	// resend from its dashboard) activates the order a second time.
+	claimWindow
 )
 
 var businesskeyFixes = []struct {
@@ -90,6 +106,8 @@ var businesskeyFixes = []struct {
 	{"activation-key-cut-to-16-bytes", prefixKey, []string{"OrderSearch"}},
 	{"activation-key-fnv-1a-32", fnvKey, []string{"OrderSearch"}},
 	{"activation-key-crc-32", crcKey, []string{"OrderSearch"}},
+	{"activation-key-with-integer-affinity", intAffinityKey, []string{"OrderSearch"}},
+	{"activation-claim-held-for-a-day", claimWindow, []string{"LaterPayments"}},
 }
 
 func TestGalleryBusinessKey(t *testing.T) {
@@ -115,6 +133,12 @@ func TestGalleryBusinessKey(t *testing.T) {
 			case fnvKey, crcKey: // the hash as the rowid
 				schema = strings.Replace(schema, "order_id TEXT NOT NULL PRIMARY KEY REFERENCES orders (id)",
 					"order_id INTEGER PRIMARY KEY", 1)
+			case intAffinityKey:
+				schema = strings.Replace(schema, "CREATE TABLE activations (\n\torder_id TEXT NOT NULL PRIMARY KEY REFERENCES orders (id)\n) STRICT;",
+					"CREATE TABLE activations (\n\torder_id INT PRIMARY KEY\n);", 1)
+			case claimWindow:
+				schema = strings.Replace(schema, "order_id TEXT NOT NULL PRIMARY KEY REFERENCES orders (id)",
+					"order_id TEXT NOT NULL PRIMARY KEY REFERENCES orders (id),\n\tclaimed_at INTEGER NOT NULL", 1)
 			case rtrimKey:
 				schema = strings.Replace(schema, "order_id TEXT NOT NULL PRIMARY KEY REFERENCES orders (id)",
 					"order_id TEXT NOT NULL PRIMARY KEY COLLATE RTRIM REFERENCES orders (id)", 1)
@@ -184,6 +208,11 @@ func (h *orders) Process(ctx context.Context, p businesskey.Payment) (lab.Outcom
 			args = []any{int64(h.Sum32())}
 		case crcKey:
 			args = []any{int64(crc32.ChecksumIEEE([]byte(p.OrderID)))}
+		case claimWindow:
+			claim = `INSERT INTO activations (order_id, claimed_at) VALUES ($1, $2)
+				ON CONFLICT (order_id) DO UPDATE SET claimed_at = excluded.claimed_at
+				WHERE activations.claimed_at <= excluded.claimed_at - $3`
+			args = []any{p.OrderID, time.Now().Unix(), int64(24 * time.Hour / time.Second)}
 		}
 		res, err := tx.ExecContext(ctx, claim, args...)
 		if err != nil {
@@ -258,7 +287,7 @@ func (h *orders) Process(ctx context.Context, p businesskey.Payment) (lab.Outcom
 			h.activated[p.OrderID] = true
 		}
 		return o, err
-	case amountKey, caseFoldedKey, trimmedKey, rtrimKey, prefixKey, fnvKey, crcKey:
+	case amountKey, caseFoldedKey, trimmedKey, rtrimKey, prefixKey, fnvKey, crcKey, intAffinityKey, claimWindow:
 		// the solution's order, with its own key
 		return inTx(func(tx *sql.Tx) (lab.Outcome, error) {
 			if ok, err := record(tx); err != nil || !ok {

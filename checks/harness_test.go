@@ -302,9 +302,11 @@ func (c *Checker) record(sc labtest.Scenario, v lab.Variant, cell *report.Cell) 
 // not a limit of the pattern, held to the correct standard, the scenarios
 // named in first first (an exercise's own subject, so that its failure is
 // the one told in full), then own (the exercise's targeted checks), then the
-// rest in the matrix's order. Scenarios added to scenarios.All later are
-// picked up without a change here. The quick suite runs first and own
-// alone on a handler the check must accept.
+// rest in the matrix's order; between own and the rest, v's DSN is held to
+// the settings every connection string must keep (see settings_test.go).
+// Scenarios added to scenarios.All later are picked up without a change
+// here. The quick suite runs first, own and the settings alone on a
+// handler the check must accept.
 func (c *Checker) Matrix(v lab.Variant, first []string, own ...labtest.Scenario) {
 	var rest []labtest.Scenario
 	for _, name := range first {
@@ -313,6 +315,7 @@ func (c *Checker) Matrix(v lab.Variant, first []string, own ...labtest.Scenario)
 	for _, sc := range own {
 		c.Scenario(sc, v)
 	}
+	dsnSettings(c, v)
 	if !full() && c.only == nil {
 		// The quick suite, on a handler the check must accept: the rest is
 		// the generic matrix, which TestScenarios holds correct/ to and the
