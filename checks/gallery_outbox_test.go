@@ -99,7 +99,7 @@ var outboxFixes = []outboxFix{
 	{name: "relay-compares-utc-with-local", queuedBefore: true, by: []string{"MailSearch", "OneReceiptPerCredit"}},
 	{name: "mailbox-remembers-64-ids", recentIDs: true, by: []string{"ResendAfterManyReceipts"}},
 	{name: "mailbox-remembers-crc-32s", crcIDs: true, by: []string{"MailSearch"}},
-	{name: "mailbox-forgets-after-a-day", dayWindow: true, by: []string{"MailSearch"}},
+	{name: "mailbox-forgets-after-a-day", dayWindow: true, by: []string{"ResendAfterDays"}},
 	{name: "mailbox-remembers-16384-ids", ringIDs: true, by: []string{"ResendAfterManyReceipts"}},
 }
 

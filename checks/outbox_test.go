@@ -136,12 +136,13 @@ func (p *postman) Send(_ context.Context, m outbox.Message) error {
 }
 
 // Outbox is the check of the outbox exercise: OneReceiptPerCredit,
-// ResendAfterManyReceipts, the whole matrix held to the correct standard,
-// then MailSearch.
+// ResendAfterManyReceipts, ResendAfterDays, the whole matrix held to the
+// correct standard, then MailSearch.
 //
-// ResendAfterManyReceipts is the dimension MailSearch does not vary, how
-// many messages a mailbox takes in between a message and its resend:
-// 65,537 (see resendAfterManyReceipts).
+// ResendAfterManyReceipts and ResendAfterDays are the dimensions MailSearch
+// does not vary: how many messages a mailbox takes in between a message
+// and its resend (65,537, see resendAfterManyReceipts), and how long the
+// relay is down in between (a minute to a month, see resendAfterDays).
 //
 // MailSearch is the ledger property (see ledger_test.go) with the relay as a
 // background job and a mail server that loses acknowledgements and
@@ -165,10 +166,10 @@ func (p *postman) Send(_ context.Context, m outbox.Message) error {
 //     reads time.Now (or SQLite's localtime), to stamp a row or to pick
 //     what to send, reads it in the process's time zone, a sixth of the
 //     stories in each of six zones (see Search); the bubble's clock moves
-//     by the fractions of a second lock waits take, and by pauses of a
-//     minute to a month between steps (see pause), so that a mailbox
-//     that forgets an id after a while (a day, a week, 30 days) meets its
-//     resend after it;
+//     by the fractions of a second lock waits take. Days between a send
+//     and its resend are ResendAfterDays' to tell: rapid times its stories
+//     on the cell's clock, and a story that let days pass would end the
+//     search;
 //   - the model: after every step no two credits' receipts (the
 //     service's Receipt) share an id, since a mailbox keeps one message per
 //     id, and the mailbox holds only receipts of events credited, each once
@@ -179,6 +180,7 @@ func Outbox(c *Checker, s outbox.Service) {
 	mail := &postman{}
 	c.Scenario(oneReceiptPerCredit(s, mail), s.Variant(mail))
 	c.Scenario(resendAfterManyReceipts(s, mail), s.Variant(mail))
+	c.Scenario(resendAfterDays(s, mail), s.Variant(mail))
 	c.Matrix(outboxHandler(s), nil)
 	mj := &mailJobs{post: &storyPostman{}, relay: s.Relay, receiver: s.Receiver, receipt: s.Receipt}
 	v := s.Variant(mj.post)
@@ -188,10 +190,9 @@ func Outbox(c *Checker, s outbox.Service) {
 		propertySpec: propertySpec{exercise: "outbox", name: "MailSearch", stories: 100,
 			shows: "rapid's stories of credits and relays at once, relays killed or failing at any statement, acknowledgements lost and messages refused: one receipt per credit, none for an event never credited"},
 		env: env, jobs: []string{"relay"},
-		steps: map[string]func(*ledgerMachine, *rapid.T){"Relay": mj.relayStep, "SlashTwin": slashTwin, "AlikeSources": alikeSources,
-			"Pause": pause},
+		steps: map[string]func(*ledgerMachine, *rapid.T){"Relay": mj.relayStep, "SlashTwin": slashTwin, "AlikeSources": alikeSources},
 		weights: map[string]int{"New": 3, "Repeat": 2, "Changed": 1, "Twin": 1, "SlashTwin": 2, "AlikeSources": 1, "Missing": 1, "Refused": 1,
-			"Fault": 2, "Crash": 2, "Race": 4, "FaultRace": 1, "Reconnect": 1, "Lost": 1, "Restart": 1, "Relay": 4, "Pause": 2},
+			"Fault": 2, "Crash": 2, "Race": 4, "FaultRace": 1, "Reconnect": 1, "Lost": 1, "Restart": 1, "Relay": 4},
 		hooks: ledgerHooks{
 			begin:     func(*ledgerMachine, *rapid.T) { mj.post.reset(mj.receiver()) },
 			opened:    func(lm *ledgerMachine) { mj.post.db = lm.db },
@@ -306,8 +307,7 @@ func (p *storyPostman) messages() []outbox.Message {
 }
 
 // relayStep runs the relay as a job of its own: plainly, with an error before
-// or after one of its statements, or killed there (the service restarted);
-// then, half the time, its host goes down for a while (see pause).
+// or after one of its statements, or killed there (the service restarted).
 func (mj *mailJobs) relayStep(lm *ledgerMachine, t *rapid.T) {
 	post := mj.post
 	post.plan(t)
@@ -336,9 +336,6 @@ func (mj *mailJobs) relayStep(lm *ledgerMachine, t *rapid.T) {
 			indented(lm.c.Transcript.From(mark)))
 	}
 	lm.settle(t, nil, mark, nil) // the relay leaves the ledger alone
-	if rapid.Bool().Draw(t, "the relay's host goes down") {
-		pause(lm, t) // days may pass before its next run resends what failed
-	}
 }
 
 // slashTwin delivers a twin of a known key split elsewhere around a '/'
@@ -383,21 +380,55 @@ func alikeSources(lm *ledgerMachine, t *rapid.T) {
 	}
 }
 
-// pauses are how long pause lets the clock run: a minute to a month,
-// just past the windows a mailbox may forget an id after (a day, two,
-// three, a week, two, 30 days).
+// pauses are how long ResendAfterDays lets the clock run between a send
+// and its resend: a minute to a month, just past the windows a mailbox may
+// forget an id after (a day, two, three, a week, two, 30 days).
 var pauses = []time.Duration{time.Minute, 15 * time.Minute, time.Hour, 6 * time.Hour, 25 * time.Hour, 36 * time.Hour, 49 * time.Hour,
 	73 * time.Hour, 8 * 24 * time.Hour, 15 * 24 * time.Hour, 31 * 24 * time.Hour}
 
-// pause lets the story's clock run between two steps, as a relay whose
-// host is down, or a mail server that refuses everything, lets days pass
-// between a send and its resend. The clock is the bubble's: time.Sleep
-// moves it at once, and waits for nothing (no goroutine of the story runs
-// meanwhile).
-func pause(lm *ledgerMachine, t *rapid.T) {
-	d := rapid.SampledFrom(pauses).Draw(t, "pause")
-	time.Sleep(d)
-	lm.story.add("the clock moves %v, nothing running (the relay's host is down), to %s", d, showTime(time.Now()))
+// resendAfterDays: for each of pauses, a new credit, whose receipt the
+// relay sends and the mail server delivers but whose acknowledgement it
+// loses; then the relay's host is down for that long, and its next run
+// sends the receipt again. The mailbox must hold each receipt once. The
+// clock is the one the mailbox reads, the cell's bubble's
+// (testing/synctest), which a sleep moves at once: nothing else runs
+// meanwhile.
+func resendAfterDays(s outbox.Service, mail *postman) labtest.Scenario {
+	return labtest.Scenario{
+		Name:  "ResendAfterDays",
+		Shows: "a receipt whose acknowledgement was lost, sent again after the relay was down a minute, an hour, … a month: one copy each",
+		Run: func(r *labtest.Run) {
+			ctx := context.Background()
+			mailbox := s.Receiver()
+			mail.to = mailbox
+			db := r.Open()
+			for i, d := range pauses {
+				e := lab.Event{Source: "provider-a", EventID: fmt.Sprintf("evt-%d", i+1), AccountID: 1, Amount: 100}
+				r.WantOutcome(db.Deliver(e), lab.Applied)
+				mail.loseAck = true
+				failed := mail.failed
+				if err := s.Relay(ctx, db.Pool(), mail); err != nil && mail.failed == failed {
+					r.Errorf("Relay: %v", err)
+				}
+				mail.loseAck = false
+				time.Sleep(d)
+				r.Transcript.Note("", fmt.Sprintf("%v pass, the relay's host down, to %s", d, showTime(time.Now())), "")
+				if err := s.Relay(ctx, db.Pool(), mail); err != nil {
+					r.Errorf("Relay, %v later, with a mail server that accepts everything: %v", d, err)
+				}
+				id, n := s.Receipt(e).ID, 0
+				for _, m := range mailbox.Messages() {
+					if m.ID == id {
+						n++
+					}
+				}
+				if n != 1 {
+					r.Errorf("receipts for %s in the mailbox = %d, want 1: its acknowledgement was lost, and the relay sent it again %v later",
+						scenarios.ShowKey(id), n, d)
+				}
+			}
+		},
+	}
 }
 
 // jobString renders a job's answer.
