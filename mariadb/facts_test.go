@@ -1676,7 +1676,15 @@ func TestGaleraCertification(t *testing.T) {
 	n1 := setUp(t, envGalera, dsns[0])
 	n2 := at(t, dsns[1], n1.name)
 	a := n1.session("A on node 1", nil)
-	b := n2.session("B on node 2", nil)
+	// wsrep_sync_wait = 1, as in TestGaleraForeignKeyLocksTheAccount: B's
+	// BEGIN first applies what the cluster has committed, the account node
+	// 1 wrote among it (bit 1, READ, "includes SELECT, SHOW and
+	// BEGIN/START TRANSACTION":
+	// https://mariadb.com/docs/server/ref/mdb/system-variables/wsrep_sync_wait).
+	// Without it, B's INSERT once met node 2 before the account had
+	// reached it, and failed its foreign key (1452), on a machine busy
+	// with the MariaDB suite's other parts.
+	b := n2.session("B on node 2", nil, "SET SESSION wsrep_sync_wait = 1")
 	a.exec("BEGIN")
 	if n, _ := a.exec(insert, "p", "e1", 1, 5).RowsAffected(); n != 1 {
 		t.Fatalf("A: INSERT e1 = %d rows, want 1", n)
