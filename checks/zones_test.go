@@ -36,14 +36,14 @@ import (
 // command that replays a story names its zone so.
 //
 // The clock such a handler reads is its cell's bubble's (testing/synctest):
-// 2000-01-01 00:00 UTC, moved by the lock waits of the story, and in
-// MailSearch by pauses of a minute to a month (see pause). A story
-// without pauses crosses no local midnight and no daylight-saving change,
-// and New York, São Paulo and Berlin are at their offsets of that January:
-// a zone is an offset here. MailSearch's pauses cross midnights, and a
-// story that pauses past 2000-02-27 crosses São Paulo's change. Only
-// retention's clock, which its API hands the handler, is drawn near those
-// (see PurgeSearch).
+// 2000-01-01 00:00 UTC, moved by the lock waits of the story, and in the
+// outbox's ResendAfterDays by pauses of a minute to a month, about two
+// months in all (see pauses). A search's story crosses no local midnight
+// and no daylight-saving change, and New York, São Paulo and Berlin are at
+// their offsets of that January: a zone is an offset here.
+// ResendAfterDays crosses midnights, and São Paulo's change of 2000-02-27.
+// Only retention's clock, which its API hands the handler, is drawn near
+// those (see PurgeSearch).
 
 // searchZones are the zones a search's stories run in, in this order: the
 // zones of PurgeSearch's clock (see storyZones), UTC first, so that a
