@@ -59,6 +59,7 @@ type DB struct {
 	cancels map[string]context.CancelFunc // each delivery's caller, for Fault.Cancel
 	blinded map[string]bool               // sessions already reported by blind
 	dead    map[string]bool               // sessions a crash fault killed (see crash)
+	orphans map[lab.Key]bool              // inbox rows LeaveOrphan wrote, which credit no account
 	frozen  string                        // where die kept the files at the instant of a crash
 	snap    *sql.Stmt                     // snapshot's query, prepared on sql
 
@@ -184,6 +185,7 @@ func (r *Run) newDB(path, dsn string) *DB {
 		cancels: map[string]context.CancelFunc{},
 		blinded: map[string]bool{},
 		dead:    map[string]bool{},
+		orphans: map[lab.Key]bool{},
 	}
 	db.txEnded.L = &db.mu
 	db.labCtx, db.labCancel = context.WithCancel(context.Background())
@@ -352,6 +354,7 @@ func (db *DB) Reset() {
 	defer db.mu.Unlock()
 	db.faults, db.pages, db.answers = nil, 0, nil
 	clear(db.steps)
+	clear(db.orphans)
 	clear(db.blinded)
 }
 
@@ -392,6 +395,39 @@ func (db *DB) PurgeInbox() {
 		db.initial[id] = b
 	}
 	db.answers = nil
+	clear(db.orphans)
+}
+
+// LeaveOrphan writes e's inbox row, for an account that does not exist,
+// on a connection of the lab's with foreign keys off, where SQLite
+// enforces none: a row left from before its account was deleted. The
+// invariants take it as history, a credit to an account that is gone.
+// SQLite only.
+func (db *DB) LeaveOrphan(e lab.Event) {
+	db.run.tb.Helper()
+	if db.pg != nil {
+		db.run.tb.Fatalf("LeaveOrphan(%v): on a server, which enforces its foreign keys on every connection", e)
+	}
+	c, err := db.own.Conn(db.labCtx)
+	if err == nil {
+		defer c.Close()
+		var on int
+		if err = c.QueryRowContext(db.labCtx, `PRAGMA foreign_keys`).Scan(&on); err == nil {
+			_, err = c.ExecContext(db.labCtx, `PRAGMA foreign_keys = OFF`)
+		}
+		if err == nil {
+			_, err = c.ExecContext(db.labCtx, `INSERT INTO inbox (source, event_id, account_id, amount) VALUES ($1, $2, $3, $4)`,
+				e.Source, e.EventID, e.AccountID, e.Amount)
+			_, errOn := c.ExecContext(db.labCtx, fmt.Sprintf(`PRAGMA foreign_keys = %d`, on))
+			err = errors.Join(err, errOn)
+		}
+	}
+	if err != nil {
+		db.run.tb.Fatalf("LeaveOrphan(%v): %v", e, err)
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.orphans[e.Key()] = true
 }
 
 // LimitPages caps the database at n pages for the handler's connections, as

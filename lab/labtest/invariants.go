@@ -16,7 +16,8 @@ import (
 //   - the database passes PRAGMA integrity_check;
 //   - no event is stored twice: at most one inbox row per (source, event_id);
 //   - no inbox row without its credit and no credit without its row: each
-//     account's balance moved by exactly the sum of its inbox amounts;
+//     account's balance moved by exactly the sum of its inbox amounts (but
+//     for the rows LeaveOrphan left, which credit no account);
 //   - nothing applied twice: at most one "applied" answer per event;
 //   - nothing lost: every event answered "applied" is in the inbox with the
 //     payload it was applied with;
@@ -38,11 +39,16 @@ func (db *DB) check() {
 	}
 
 	s := db.snapshot()
+	db.mu.Lock()
+	orphans := maps.Clone(db.orphans)
+	db.mu.Unlock()
 	stored := map[lab.Key][]lab.Event{}
 	credited := map[int64]int64{}
 	for _, row := range s.inbox {
 		stored[row.Key()] = append(stored[row.Key()], row)
-		credited[row.AccountID] += row.Amount
+		if !orphans[row.Key()] {
+			credited[row.AccountID] += row.Amount
+		}
 	}
 	for _, k := range slices.SortedFunc(maps.Keys(stored), compareKeys) {
 		if n := len(stored[k]); n > 1 {
