@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"strings"
 
 	"modernc.org/sqlite"
@@ -46,6 +47,9 @@ type ledger struct {
 	preReadBalance bool // the balance read on the pool before BEGIN; the credit sets it to that plus the amount
 	uniqueByRows   bool // with effectFirst: INSERT … ON CONFLICT DO NOTHING; no row inserted rolls back, then compares on the pool
 	keyString      bool // the key in one column, event_key, written and looked up as lab.Key's String: source/event_id
+	otherIsInvalid bool // an error of the INSERT that lab.Classify leaves without a kind answered invalid event
+	fkCheckAll     bool // after the INSERT adds a row, any row pragma_foreign_key_check('inbox') finds answers unknown account
+	sourceCRC      bool // the key (source_crc, event_id), source_crc the source's CRC-32 (IEEE), computed in Go
 }
 
 func (l ledger) variant(name string) lab.Variant {
@@ -111,8 +115,11 @@ func (h *ledgerHandler) Process(ctx context.Context, e lab.Event) (lab.Outcome, 
 	compare := func(x execer) (lab.Outcome, error) {
 		var account, amount int64
 		args := []any{e.Source, id}
-		if h.keyString {
+		switch {
+		case h.keyString:
 			lookup, args = `SELECT account_id, amount FROM inbox WHERE event_key = $1`, []any{e.Key().String()}
+		case h.sourceCRC:
+			lookup, args = `SELECT account_id, amount FROM inbox WHERE source_crc = $1 AND event_id = $2`, []any{sourceCRC(e.Source), id}
 		}
 		if err := x.QueryRowContext(ctx, lookup, args...).Scan(&account, &amount); err != nil {
 			if h.noRowIsInvalid && errors.Is(err, sql.ErrNoRows) {
@@ -206,6 +213,11 @@ func (h *ledgerHandler) Process(ctx context.Context, e lab.Event) (lab.Outcome, 
 			ON CONFLICT (event_key) DO NOTHING`
 		args = append(args, e.Key().String())
 	}
+	if h.sourceCRC {
+		insert = `INSERT INTO inbox (source, event_id, account_id, amount, source_crc) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (source_crc, event_id) DO NOTHING`
+		args = append(args, sourceCRC(e.Source))
+	}
 	res, err := x.ExecContext(ctx, insert, args...)
 	var serr *sqlite.Error
 	switch {
@@ -220,6 +232,8 @@ func (h *ledgerHandler) Process(ctx context.Context, e lab.Event) (lab.Outcome, 
 			tx.Rollback()
 		}
 		return compare(h.db)
+	case err != nil && h.otherIsInvalid && lab.ErrorKind(h.classify(ctx, err)) == "other error":
+		return 0, fmt.Errorf("%w: refused by the schema: %w", lab.ErrInvalidEvent, h.classify(ctx, err))
 	case err != nil:
 		return 0, h.classify(ctx, err)
 	}
@@ -242,6 +256,15 @@ func (h *ledgerHandler) Process(ctx context.Context, e lab.Event) (lab.Outcome, 
 			return 0, h.classify(ctx, err)
 		}
 		return o, nil
+	}
+	if h.fkCheckAll {
+		var orphans int
+		if err := x.QueryRowContext(ctx, `SELECT count(*) FROM pragma_foreign_key_check('inbox')`).Scan(&orphans); err != nil {
+			return 0, h.classify(ctx, err)
+		}
+		if orphans > 0 {
+			return 0, fmt.Errorf("%w: the inbox row of %s names a missing account", lab.ErrUnknownAccount, e.Key())
+		}
 	}
 	if h.commitBetween || h.compensate {
 		if err := tx.Commit(); err != nil {
@@ -276,6 +299,16 @@ func (h *ledgerHandler) Process(ctx context.Context, e lab.Event) (lab.Outcome, 
 // primary key (source, event_id).
 func keyColumn(s string) string {
 	return strings.Replace(s, "\tPRIMARY KEY (source, event_id)", "\tevent_key  TEXT    NOT NULL,\n\tPRIMARY KEY (event_key)", 1)
+}
+
+// sourceCRC is a source as a key of its CRC-32 (IEEE) holds it.
+func sourceCRC(source string) int64 { return int64(crc32.ChecksumIEEE([]byte(source))) }
+
+// crcSourceKey gives the inbox a column source_crc, the source's CRC-32, and
+// keys it by (source_crc, event_id).
+func crcSourceKey(s string) string {
+	s = strings.Replace(s, "\tevent_id   TEXT", "\tsource_crc INTEGER NOT NULL,\n\tevent_id   TEXT", 1)
+	return strings.Replace(s, "PRIMARY KEY (source, event_id)", "PRIMARY KEY (source_crc, event_id)", 1)
 }
 
 // key rewrites the inbox's primary key.

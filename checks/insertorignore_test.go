@@ -14,8 +14,12 @@ package checks
 //     a repeat (a repeat's row refused is an error too, never a duplicate);
 //     a bug that hands the credit a missing account; events Validate
 //     refuses, just past each limit; credits the balance's cap refuses;
-//   - concurrency, pool shape, faults and crashes as every ledger
-//     property's;
+//   - faults: as every ledger property's, an error before or after any
+//     statement of a delivery, at the INSERT too, alone or in a race: its
+//     answer is no kind of the event's (invalid event, unknown account,
+//     payload conflict), which would tell the provider that retrying
+//     cannot help;
+//   - concurrency, pool shape and crashes as every ledger property's;
 //   - time: the handler is given none; if it reads time.Now (or SQLite's
 //     localtime), it reads it in the process's time zone, a sixth of the
 //     stories in each of six zones (see Search);

@@ -44,7 +44,8 @@ import (
 //     or a new one), so that a setting made on one connection meets a new
 //     one; a restart (a new handler on the same pool);
 //   - faults: an error before or after any statement of a delivery or a
-//     job, one-shot, alone or in a race; a crash (the process killed) before
+//     job, one-shot, alone or in a race (an answer to it must not blame
+//     the event: see judge); a crash (the process killed) before
 //     or after any statement, then the service restarted;
 //   - time zone: the process's, a sixth of the stories in each of six
 //     (see Search), for a handler that is given no clock and reads one
@@ -158,6 +159,9 @@ type ledgerSpec struct {
 	weights map[string]int
 	// steps are the exercise's own steps, by name.
 	steps map[string]func(lm *ledgerMachine, t *rapid.T)
+	// orphan: a story may start from an inbox row whose account was
+	// deleted (see orphanRow).
+	orphan bool
 	// window, if not zero, puts the story on a clock (the env's), and is
 	// how long after its first delivery a provider may send an event again:
 	// redeliveries come only within it.
@@ -218,6 +222,13 @@ var storyBalances = []int64{0, 1000, lab.MaxBalance - 2*lab.MaxAmount + 1, lab.M
 // The amounts a story's events carry: the smallest, small, and at the cap.
 var storyAmounts = []int64{1, 2, 3, 7, 500, lab.MaxAmount - 1, lab.MaxAmount}
 
+// orphanRow is the inbox row a story may start from (ledgerSpec.orphan):
+// an event applied before its account, 3, was deleted on a connection
+// without foreign keys, where SQLite enforces none. It credits no account
+// now; a handler that refuses every event while the inbox holds such a
+// row (pragma_foreign_key_check of the whole table) refuses them all.
+var orphanRow = lab.Event{Source: "provider-a", EventID: "evt-0", AccountID: 3, Amount: 500}
+
 // missingAccount is the account no story's database has.
 const missingAccount = 99
 
@@ -277,6 +288,12 @@ func (spec *ledgerSpec) tell(c *labtest.Run, t *rapid.T) {
 	}
 	lm.m = &ledgerModel{stored: map[lab.Key]lab.Event{}, balances: map[int64]int64{1: b1, 2: b2},
 		receipt: map[lab.Key]int64{}, arrived: map[lab.Key]time.Time{}, ever: map[lab.Key]bool{}}
+	if spec.orphan && rapid.Bool().Draw(t, "an orphan row") {
+		lm.db.LeaveOrphan(orphanRow)
+		lm.m.stored[orphanRow.Key()], lm.m.ever[orphanRow.Key()] = orphanRow, true
+		lm.story.add("the inbox holds %s from before: account %d was closed and deleted since, with foreign keys off",
+			scenarios.ShowEvent(orphanRow), orphanRow.AccountID)
+	}
 
 	actions := map[string]func(*rapid.T){"": lm.check}
 	all := lm.actions()
@@ -309,7 +326,28 @@ func (lm *ledgerMachine) actions() map[string]func(*rapid.T) {
 		"New": lm.New, "Repeat": lm.Repeat, "Changed": lm.Changed, "Twin": lm.Twin,
 		"Missing": lm.Missing, "Invalid": lm.Invalid, "Refused": lm.Refused, "MisCredit": lm.MisCredit,
 		"Fault": lm.Fault, "Crash": lm.Crash, "Race": lm.Race, "FaultRace": lm.FaultRace, "Reconnect": lm.Reconnect, "Restart": lm.Restart,
-		"Lost": lm.Lost, "TailTwins": lm.TailTwins,
+		"Lost": lm.Lost, "TailTwins": lm.TailTwins, "AlikeSources": func(t *rapid.T) { alikeSources(lm, t) },
+	}
+}
+
+// alikeSources delivers one new event id from the two sources of a pair
+// of OrderSearch's orders alike (orderPairs): two events whose sources,
+// and whose receipt ids (source/event_id), share their first 16, 32, 64
+// or 127 bytes, or their FNV-1a 32 (which keeps a collision under a
+// suffix both strings share) or their CRC-32 (which keeps one of two
+// strings of one length under a prefix and a suffix both share), as
+// TestOrderPairsCollide computes. A key that keeps the source by a few
+// bytes of it or by a 32-bit hash, or a mailbox that so remembers an id,
+// takes the second for the first.
+func alikeSources(lm *ledgerMachine, t *rapid.T) {
+	pair := rapid.SampledFrom(orderPairs[1:]).Draw(t, "two sources alike")
+	e := lm.fresh(t)
+	for k := 1; lm.m.ever[lab.Key{Source: pair[0], EventID: e.EventID}] || lm.m.ever[lab.Key{Source: pair[1], EventID: e.EventID}]; k++ {
+		e.EventID = fmt.Sprintf("evt-%d~%d", lm.next, k) // an earlier pair took it
+	}
+	for _, source := range pair {
+		e.Source = source
+		lm.deliver(t, "deliver from a source alike", e)
 	}
 }
 
@@ -554,7 +592,8 @@ func (lm *ledgerMachine) MisCredit(t *rapid.T) {
 
 // Fault delivers an event with an error injected before or after one of
 // its statements, then delivers it again: the first attempt is kept whole
-// or not at all, and the retry finishes the job.
+// or not at all, its answer is one the provider retries (see judge), and
+// the retry finishes the job.
 func (lm *ledgerMachine) Fault(t *rapid.T) {
 	e := lm.newOrKnown(t)
 	f := labtest.Fault{When: drawWhen(t), N: rapid.IntRange(1, 7).Draw(t, "statement")}
@@ -1108,10 +1147,26 @@ func ledgerDiff(got ledgerState, m *ledgerModel) string {
 
 // uncertain reports whether an answer leaves open whether its delivery took
 // effect: an injected fault (after COMMIT, it did), a process killed, or
-// busy after waiting out the busy timeout under contention.
+// busy after waiting out the busy timeout under contention. An injected
+// fault is no fault of the event's: its answer must not be of one of
+// finalKinds that the event's own model answer is not (see judge).
 func uncertain(a labtest.Answer) bool {
 	return errors.Is(a.Err, labtest.ErrInjected) || errors.Is(a.Err, errKilledStory) ||
 		(errors.Is(a.Err, lab.ErrBusy) && a.Took >= busyTimeout)
+}
+
+// finalKinds are the kinds of error that say the event itself is wrong, so
+// that the provider's retry cannot change the answer (HTTP 4xx).
+var finalKinds = []error{lab.ErrInvalidEvent, lab.ErrPayloadConflict, lab.ErrUnknownAccount}
+
+// finalKind returns the kind among finalKinds that err has, or nil.
+func finalKind(err error) error {
+	for _, kind := range finalKinds {
+		if errors.Is(err, kind) {
+			return kind
+		}
+	}
+	return nil
 }
 
 // judge compares the i-th answer of its session with the model: it returns
@@ -1121,6 +1176,11 @@ func (lm *ledgerMachine) judge(m *ledgerModel, a labtest.Answer, i int) (effects
 	want, wantErr := m.expect(a.Event)
 	switch {
 	case uncertain(a):
+		if kind := finalKind(a.Err); errors.Is(a.Err, labtest.ErrInjected) && kind != nil && !errors.Is(wantErr, kind) {
+			return nil, fmt.Sprintf("%s: Process(%s) = %v, want an error the provider retries: the lab injected a fault, "+
+				"no fault of the event's, and %s is an answer that retrying cannot change", a.Session, scenarios.ShowEvent(a.Event), a,
+				labtest.KindName(kind))
+		}
 		if wantErr == nil && want == lab.Applied {
 			return []bool{false, true}, ""
 		}
@@ -1304,10 +1364,15 @@ func (lm *ledgerMachine) clockNow() time.Time {
 // command that replays a story, weights say which steps its stories draw
 // most.
 func repairSearch(exercise, name, shows string, stories int, weights map[string]int) Check[lab.Variant] {
+	return ledgerSearch(ledgerSpec{propertySpec: propertySpec{exercise: exercise, name: name, shows: shows, stories: stories},
+		weights: weights})
+}
+
+// ledgerSearch is the ledger property spec, run on the handler as it is.
+func ledgerSearch(spec ledgerSpec) Check[lab.Variant] {
 	return func(c *Checker, v lab.Variant) {
-		env := &ledgerEnv{newInner: v.New}
-		spec := &ledgerSpec{propertySpec: propertySpec{exercise: exercise, name: name, shows: shows, stories: stories},
-			env: env, weights: weights}
-		c.Search(spec.property(), env.variant(v))
+		spec := spec
+		spec.env = &ledgerEnv{newInner: v.New}
+		c.Search(spec.property(), spec.env.variant(v))
 	}
 }

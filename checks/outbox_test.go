@@ -190,7 +190,7 @@ func Outbox(c *Checker, s outbox.Service) {
 		propertySpec: propertySpec{exercise: "outbox", name: "MailSearch", stories: 100,
 			shows: "rapid's stories of credits and relays at once, relays killed or failing at any statement, acknowledgements lost and messages refused: one receipt per credit, none for an event never credited"},
 		env: env, jobs: []string{"relay"},
-		steps: map[string]func(*ledgerMachine, *rapid.T){"Relay": mj.relayStep, "SlashTwin": slashTwin, "AlikeSources": alikeSources},
+		steps: map[string]func(*ledgerMachine, *rapid.T){"Relay": mj.relayStep, "SlashTwin": slashTwin},
 		weights: map[string]int{"New": 3, "Repeat": 2, "Changed": 1, "Twin": 1, "SlashTwin": 2, "AlikeSources": 1, "Missing": 1, "Refused": 1,
 			"Fault": 2, "Crash": 2, "Race": 4, "FaultRace": 1, "Reconnect": 1, "Lost": 1, "Restart": 1, "Relay": 4},
 		hooks: ledgerHooks{
@@ -358,26 +358,6 @@ func slashTwin(lm *ledgerMachine, t *rapid.T) {
 		e = lab.Event{Source: k.Source, EventID: k.EventID, AccountID: lm.account(t), Amount: lm.amount(t)}
 	}
 	lm.deliver(t, "deliver a twin", e)
-}
-
-// alikeSources delivers one new event id from the two sources of a pair
-// of OrderSearch's orders alike (orderPairs): two events, whose receipt
-// ids, source/event_id, share their first 16, 32, 64 or 127 bytes, or
-// their FNV-1a 32 (which keeps a collision under a suffix both strings
-// share) or their CRC-32 (which keeps one of two strings of one length
-// under a prefix and a suffix both share), as TestOrderPairsCollide
-// computes. A mailbox that remembers an id by a few bytes of it or by a
-// 32-bit hash takes the second receipt for the first.
-func alikeSources(lm *ledgerMachine, t *rapid.T) {
-	pair := rapid.SampledFrom(orderPairs[1:]).Draw(t, "two sources alike")
-	e := lm.fresh(t)
-	for k := 1; lm.m.ever[lab.Key{Source: pair[0], EventID: e.EventID}] || lm.m.ever[lab.Key{Source: pair[1], EventID: e.EventID}]; k++ {
-		e.EventID = fmt.Sprintf("evt-%d~%d", lm.next, k) // an earlier pair took it
-	}
-	for _, source := range pair {
-		e.Source = source
-		lm.deliver(t, "deliver from a source alike", e)
-	}
 }
 
 // pauses are how long ResendAfterDays lets the clock run between a send
