@@ -15,7 +15,10 @@ package checks
 //   - data: amounts of 1 and at the cap, on balances where one credit fits
 //     and two do not (the cap under a race: the loser of a race for one
 //     event is a duplicate, never refused by the balance's CHECK), twins of
-//     known keys;
+//     known keys, among them ids and sources that are GLOB or LIKE
+//     patterns of a known key's (evt-? beside evt-1, evt-%, evt-[1]:
+//     PatternTwin), whose repeat a lookup of the stored payload by pattern
+//     compares with the known event's row;
 //   - pool shape, faults and crashes as every ledger property's (one
 //     connection: the deliveries queue for it);
 //   - time: the handler is given none; if it reads time.Now (or SQLite's
@@ -28,4 +31,4 @@ var CheckThenAct = Repair([]string{"Race", "ConflictRace", "Concurrent", "FaultS
 var raceSearch = repairSearch("checkthenact", "RaceSearch",
 	"rapid's stories of two or three sessions at once, interleaved at every statement, at the balance cap and under faults: the answers and the database of one order of them",
 	100, map[string]int{"New": 2, "Repeat": 2, "Changed": 1, "Twin": 1, "Missing": 1, "Invalid": 1, "Refused": 1, "MisCredit": 1,
-		"Fault": 1, "Crash": 1, "Race": 8, "FaultRace": 2, "Reconnect": 1, "Lost": 1, "Restart": 1})
+		"Fault": 1, "Crash": 1, "Race": 8, "FaultRace": 2, "Reconnect": 1, "Lost": 1, "Restart": 1, "PatternTwin": 2})

@@ -193,6 +193,16 @@ var repairs = []wrongFix{
 	{"checkthenact/loser-rolled-back-after-its-credit", "the check kept as a fast path; the credit, then INSERT … ON CONFLICT DO NOTHING; no row inserted rolls back and compares",
 		ledger{rowCheck: true, seenOutside: true, effectFirst: true, uniqueByRows: true}, checks.CheckThenAct, []string{"RaceSearch"}},
 
+	// A blind student's fix (round 3's globlookup, accepted by the check of
+	// its day): correct/'s transaction, but the stored payload looked up
+	// with GLOB ("case-sensitive, unlike LIKE"), which reads * ? [ in an
+	// id as wildcards. evt-1 (500) applied, then evt-? (700) applied; the
+	// redelivery of evt-? finds evt-1's row first, and a genuine repeat is
+	// answered payload conflict on every retry.
+	{"checkthenact/lookup-by-glob", "the stored payload looked up with GLOB: the repeat of evt-? is compared with evt-1's row",
+		ledger{rowCheck: true, lookup: `SELECT account_id, amount FROM inbox WHERE source GLOB $1 AND event_id GLOB $2`},
+		checks.CheckThenAct, []string{"RaceSearch"}},
+
 	// Exercise 5: one COMMIT.
 	{"markfirst/credit-first", "the order swapped: the credit committed first, then the inbox row",
 		ledger{effectFirst: true, noTx: true, insert: `INSERT INTO inbox (source, event_id, account_id, amount) VALUES ($1, $2, $3, $4) ON CONFLICT (source, event_id) DO NOTHING`},

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"pgregory.net/rapid"
 
@@ -327,7 +328,16 @@ func (lm *ledgerMachine) actions() map[string]func(*rapid.T) {
 		"Missing": lm.Missing, "Invalid": lm.Invalid, "Refused": lm.Refused, "MisCredit": lm.MisCredit,
 		"Fault": lm.Fault, "Crash": lm.Crash, "Race": lm.Race, "FaultRace": lm.FaultRace, "Reconnect": lm.Reconnect, "Restart": lm.Restart,
 		"Lost": lm.Lost, "TailTwins": lm.TailTwins, "AlikeSources": func(t *rapid.T) { alikeSources(lm, t) },
+		"PatternTwin": lm.PatternTwin,
 	}
+}
+
+// PatternTwin delivers a twin of a known key whose id or source is a GLOB
+// or LIKE pattern of the known one's (evt-? for evt-1: wildcardsOf):
+// another event, which a lookup of the stored payload by GLOB or LIKE
+// takes, at its repeat, for the known one.
+func (lm *ledgerMachine) PatternTwin(t *rapid.T) {
+	lm.deliver(t, "deliver a twin", lm.twinOf(t, lm.known(t), "wildcard"))
 }
 
 // alikeSources delivers one new event id from the two sources of a pair
@@ -997,9 +1007,10 @@ func separatorsIn(k lab.Key) []string {
 	return held
 }
 
-// twinsOf lists the twins of k of a kind (see twin): "split at /" splits
-// around a '/' (and so for any separator), "split" anywhere, with nothing
-// between.
+// twinsOf lists the twins of k of a kind (see twin, PatternTwin): "split
+// at /" splits around a '/' (and so for any separator), "split" anywhere,
+// with nothing between; "wildcard" writes the last character of k's id, or
+// of its source, as a pattern (wildcardsOf).
 func (lm *ledgerMachine) twinsOf(k lab.Key, kind string) []lab.Key {
 	var out []lab.Key
 	seen := map[lab.Key]bool{k: true}
@@ -1020,6 +1031,13 @@ func (lm *ledgerMachine) twinsOf(k lab.Key, kind string) []lab.Key {
 		add(flipCase(k.Source), k.EventID)
 	case "space":
 		add(k.Source, k.EventID+" ")
+	case "wildcard":
+		for _, p := range wildcardsOf(k.EventID) {
+			add(k.Source, p)
+		}
+		for _, p := range wildcardsOf(k.Source) {
+			add(p, k.EventID)
+		}
 	default: // "split", or "split at " a separator
 		if sep, ok := strings.CutPrefix(kind, "split at "); ok || kind == "split" {
 			if !ok {
@@ -1038,6 +1056,20 @@ func (lm *ledgerMachine) twinsOf(k lab.Key, kind string) []lab.Key {
 		}
 	}
 	return out
+}
+
+// wildcardsOf are patterns of s's characters that SQLite's GLOB or LIKE
+// matches s with, each another key: its last character written as GLOB's
+// ? or LIKE's _ (any one character), GLOB's * or LIKE's % (any run of
+// them), GLOB's class [c] of it, or after a backslash (which a LIKE …
+// ESCAPE '\' reads as the character itself). A lookup that matches a key
+// by GLOB or LIKE may find s's row for the pattern's key: s was stored
+// first, and sorts first when its last character is a digit (evt-1 before
+// evt-? and evt-[1]).
+func wildcardsOf(s string) []string {
+	_, n := utf8.DecodeLastRuneInString(s)
+	head, last := s[:len(s)-n], s[len(s)-n:]
+	return []string{head + "?", head + "_", head + "*", head + "%", head + "[" + last + "]", head + `\` + last}
 }
 
 // flipCase swaps the case of every ASCII letter of s.

@@ -30,8 +30,9 @@ import (
 //     first bytes of either takes for one: TailTwins); one event id from
 //     two sources whose FNV-1a 32 or CRC-32 is one, or which share their
 //     first 16 to 127 bytes, OrderSearch's pairs alike (what a key that
-//     keeps the source as a 32-bit hash takes for one: alikeSources);
-//     repeats and changed payloads of each;
+//     keeps the source as a 32-bit hash takes for one: alikeSources); ids
+//     and sources that are GLOB or LIKE patterns of a known key's (evt-?
+//     beside evt-1: PatternTwin); repeats and changed payloads of each;
 //   - concurrency: twins, repeats and new events of two or three sessions
 //     interleaved at every statement;
 //   - pool shape, faults and crashes as every ledger property's;
@@ -42,7 +43,7 @@ import (
 var SourceScope = Repair([]string{"SourceScope", "Duplicate", "PayloadConflict"}, keySearch, SecondSourceRepeat)
 
 var keySearch = repairSearch("sourcescope", "KeySearch",
-	"rapid's stories of events whose keys look alike (another source, case, space, the same characters split elsewhere around a separator or none, a long prefix alike, a 32-bit hash of the source alike), at once or one by one: each key is its own event",
+	"rapid's stories of events whose keys look alike (another source, case, space, the same characters split elsewhere around a separator or none, a long prefix alike, a 32-bit hash of the source alike, a GLOB or LIKE pattern), at once or one by one: each key is its own event",
 	100, keyWeights)
 
 // keySearchOn is KeySearch's property on v, for the tests that tell its
@@ -56,7 +57,7 @@ func keySearchOn(v lab.Variant) (propertySpec, lab.Variant) {
 // keyWeights say which steps KeySearch's stories draw most: twins of known
 // keys.
 var keyWeights = map[string]int{"New": 3, "Repeat": 2, "Changed": 2, "Twin": 6, "Missing": 1, "Invalid": 1, "Refused": 1, "MisCredit": 1,
-	"Fault": 1, "Crash": 1, "Race": 3, "FaultRace": 1, "Reconnect": 1, "Lost": 1, "Restart": 1, "TailTwins": 2, "AlikeSources": 2}
+	"Fault": 1, "Crash": 1, "Race": 3, "FaultRace": 1, "Reconnect": 1, "Lost": 1, "Restart": 1, "TailTwins": 2, "AlikeSources": 2, "PatternTwin": 2}
 
 // keyCuts are the byte counts a key cut short may keep of a source or an
 // id, which TailTwins draws twins alike to and different past.
