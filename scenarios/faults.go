@@ -172,7 +172,10 @@ func keptWhole(db *labtest.DB, e lab.Event) (kept bool, half string) {
 
 // fullDisk caps the database at its current size and delivers new events
 // until one does not fit: that one must fail and leave nothing (Deliver
-// checks it), and once the cap is lifted its redelivery applies.
+// checks it), with an error that does not blame the event (not invalid
+// event, unknown account or payload conflict: a full disk is no fault of
+// the event's, and the provider must retry), and once the cap is lifted
+// its redelivery applies.
 func fullDisk(c *labtest.Run, db *labtest.DB) {
 	db.LimitPages(db.PageCount())
 	pad := strings.Repeat("x", 100) // long ids fill pages fast
@@ -182,6 +185,10 @@ func fullDisk(c *labtest.Run, db *labtest.DB) {
 		if a.Err == nil {
 			c.WantOutcome(a, lab.Applied)
 			continue
+		}
+		if kind := lab.ErrorKind(a.Err); kind != "other error" && kind != "busy" {
+			c.Errorf("%s: Process(%v) = %v on a full disk (SQLITE_FULL), want an error the provider retries, "+
+				"not %s: the disk, not the event, is at fault", a.Session, e, a, kind)
 		}
 		db.LimitPages(0)
 		c.WantOutcome(db.Deliver(e), lab.Applied)
