@@ -183,7 +183,22 @@ func (w *bubbleWatch) quietIn(dump string) (quiet, goLocked, stray bool) {
 // would in production a statement's time later: the holder is a session
 // the scheduler steps (or one waiting for the database's lock), and the
 // waiter is a session waiting for it, like one waiting for the write lock.
-func heldInStatement(g string) bool {
+func heldInStatement(g string) bool { return lockTaker(g) == "database/sql" }
+
+// handlerLock reports whether g, one goroutine of a stack dump that waits
+// for a Go lock, waits in the Lock of a handler's own code. A lock that a
+// library takes inside (modernc's allocator and SQLite's own mutexes are Go
+// mutexes, shared by every test of the binary) is held only while its
+// holder runs, so a wait for it ends by itself: the bubble is not quiet.
+func handlerLock(g string) bool {
+	pkg := lockTaker(g)
+	return pkg != enginePackage && strings.HasPrefix(pkg, modulePath+"/")
+}
+
+// lockTaker returns the package of the first frame of g, one goroutine of
+// a stack dump that waits for a Go lock, outside sync and the runtime: the
+// code that took the lock; "" if there is none.
+func lockTaker(g string) string {
 	for _, line := range strings.Split(g, "\n")[1:] {
 		if line == "" || line[0] == '\t' {
 			continue // a frame's file and line
@@ -196,37 +211,10 @@ func heldInStatement(g string) bool {
 		case "sync", "internal/sync", "runtime":
 			continue
 		default:
-			return pkg == "database/sql"
+			return pkg
 		}
 	}
-	return false
-}
-
-// handlerLock reports whether g, one goroutine of a stack dump that waits
-// for a Go lock, waits in the Lock of a handler's own code. A lock that a
-// library takes inside (modernc's allocator and SQLite's own mutexes are Go
-// mutexes, shared by every test of the binary) is held only while its
-// holder runs, so a wait for it ends by itself: the bubble is not quiet.
-func handlerLock(g string) bool {
-	for _, line := range strings.Split(g, "\n")[1:] {
-		if line == "" || line[0] == '\t' {
-			continue // a frame's file and line
-		}
-		fn := line
-		if paren := strings.LastIndex(fn, "("); paren > 0 {
-			fn = fn[:paren]
-		}
-		pkg := packagePath(fn)
-		switch {
-		case pkg == "sync" || pkg == "internal/sync" || pkg == "runtime":
-			continue
-		case pkg == enginePackage:
-			return false
-		default:
-			return strings.HasPrefix(pkg, modulePath+"/")
-		}
-	}
-	return false
+	return ""
 }
 
 // creator returns the id of the goroutine that started g, one goroutine
