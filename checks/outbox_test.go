@@ -366,6 +366,18 @@ func slashTwin(lm *ledgerMachine, t *rapid.T) {
 var pauses = []time.Duration{time.Minute, 15 * time.Minute, time.Hour, 6 * time.Hour, 25 * time.Hour, 36 * time.Hour, 49 * time.Hour,
 	73 * time.Hour, 8 * 24 * time.Hour, 15 * 24 * time.Hour, 31 * 24 * time.Hour}
 
+// relayLosingAck runs s's relay once with a mail server that delivers a
+// message and loses its acknowledgement, so that the relay takes the send
+// for failed; an error the relay returns for anything else fails r.
+func relayLosingAck(r *labtest.Run, s outbox.Service, db *labtest.DB, mail *postman) {
+	mail.loseAck = true
+	failed := mail.failed
+	if err := s.Relay(context.Background(), db.Pool(), mail); err != nil && mail.failed == failed {
+		r.Errorf("Relay: %v", err)
+	}
+	mail.loseAck = false
+}
+
 // resendAfterDays: for each of pauses, a new credit, whose receipt the
 // relay sends and the mail server delivers but whose acknowledgement it
 // loses; then the relay's host is down for that long, and its next run
@@ -385,12 +397,7 @@ func resendAfterDays(s outbox.Service, mail *postman) labtest.Scenario {
 			for i, d := range pauses {
 				e := lab.Event{Source: "provider-a", EventID: fmt.Sprintf("evt-%d", i+1), AccountID: 1, Amount: 100}
 				r.WantOutcome(db.Deliver(e), lab.Applied)
-				mail.loseAck = true
-				failed := mail.failed
-				if err := s.Relay(ctx, db.Pool(), mail); err != nil && mail.failed == failed {
-					r.Errorf("Relay: %v", err)
-				}
-				mail.loseAck = false
+				relayLosingAck(r, s, db, mail)
 				time.Sleep(d)
 				r.Transcript.Note("", fmt.Sprintf("%v pass, the relay's host down, to %s", d, showTime(time.Now())), "")
 				if err := s.Relay(ctx, db.Pool(), mail); err != nil {
@@ -635,12 +642,7 @@ func resendAfterManyReceipts(s outbox.Service, mail *postman) labtest.Scenario {
 			db := r.Open()
 			e := lab.Event{Source: "provider-a", EventID: "evt-1", AccountID: 1, Amount: 100}
 			r.WantOutcome(db.Deliver(e), lab.Applied)
-			mail.loseAck = true
-			failed := mail.failed
-			if err := s.Relay(ctx, db.Pool(), mail); err != nil && mail.failed == failed {
-				r.Errorf("Relay: %v", err)
-			}
-			mail.loseAck = false
+			relayLosingAck(r, s, db, mail)
 			other := func(i int) outbox.Message {
 				return s.Receipt(lab.Event{Source: "provider-b", EventID: fmt.Sprintf("order-%06d", i+1), AccountID: 1, Amount: 100})
 			}
